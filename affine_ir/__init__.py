@@ -1,0 +1,70 @@
+"""affine_ir: an affine loop-nest IR whose text is MLIR's own syntax.
+
+Public surface::
+
+    import affine_ir as air
+    m = air.parse(text)                # -> ModuleOp; ParseError / VerifyError with file:line:col
+    str(m)                             # MLIR text; parse(str(m)) round-trips
+    air.verify(m)
+    air.interpret(m, *arrays, fn=None) # exact reference semantics
+    air.library.matmul(64, 64, 64)     # named tensor ops -> ModuleOp
+"""
+
+from __future__ import annotations
+
+from . import (
+    dialects,  # noqa: F401  (registers every op)
+    types,
+)
+from .affine_expr import AffineExpr, constant, dim, symbol
+from .affine_map import AffineMap, IntegerSet
+from .core import Block, BlockArgument, Operation, OpResult, Region, Value, structurally_equal
+from .dialects.builtin import ModuleOp
+from .dialects.func import FuncOp
+from .errors import AffineError, InterpretError, IRError, Location, ParseError, VerifyError
+from .parser import parse as _parse_unverified
+from .printer import print_op
+from .verifier import verify
+
+
+def parse(text: str, filename: str = "<string>", *, verify_ir: bool = True, line_offset: int = 0) -> ModuleOp:
+    """Parse MLIR text into a module and (by default) verify it.
+
+    Raises :class:`ParseError` for bad text and :class:`VerifyError` for text that parses
+    but breaks an invariant; both carry ``file:line:col``.
+    """
+    module = _parse_unverified(text, filename, line_offset)
+    if verify_ir:
+        verify(module)
+    return module
+
+
+def parse_file(path: str, *, verify_ir: bool = True) -> ModuleOp:
+    """Parse (and verify) the MLIR file at ``path``."""
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read(), path, verify_ir=verify_ir)
+
+
+def __getattr__(name: str):
+    # Heavier parts load on first use.
+    if name == "interpret":
+        from .interpreter import interpret
+
+        return interpret
+    if name in ("library", "testing", "builder", "interpreter"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    if name == "Builder":
+        from .builder import Builder
+
+        return Builder
+    raise AttributeError(f"module 'affine_ir' has no attribute {name!r}")
+
+
+__all__ = [
+    "AffineError", "AffineExpr", "AffineMap", "Block", "BlockArgument", "FuncOp", "IRError", "IntegerSet",
+    "InterpretError", "Location", "ModuleOp", "OpResult", "Operation", "ParseError", "Region", "Value",
+    "VerifyError", "constant", "dim", "parse", "parse_file", "print_op", "structurally_equal", "symbol", "types",
+    "verify",
+]

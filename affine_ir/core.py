@@ -1,0 +1,419 @@
+"""The op graph: SSA values with uses, operations, blocks and regions.
+
+Operations form a mutable tree (an op owns regions, a region owns blocks, a block owns
+ops). Values record their uses so ``replace_all_uses_with`` and dead-code checks are
+cheap. Op kinds are subclasses of :class:`Operation` registered by their MLIR name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import ClassVar
+
+from .errors import Location, VerifyError
+from .types import Type
+
+OP_REGISTRY: dict[str, type[Operation]] = {}
+
+
+class Use:
+    """One use of a value: operand ``index`` of ``op``."""
+
+    __slots__ = ("op", "index")
+
+    def __init__(self, op: Operation, index: int):
+        self.op = op
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Use({self.op.name}, {self.index})"
+
+
+class Value:
+    """An SSA value: a type, a name hint for printing, and its uses."""
+
+    __slots__ = ("type", "name_hint", "uses", "__weakref__")
+
+    def __init__(self, type: Type, name_hint: str | None = None):
+        self.type = type
+        self.name_hint = name_hint
+        self.uses: list[Use] = []
+
+    @property
+    def owner(self) -> Operation | Block:
+        raise NotImplementedError
+
+    @property
+    def has_uses(self) -> bool:
+        return bool(self.uses)
+
+    def users(self) -> list[Operation]:
+        """The ops using this value, each once, in use order."""
+        seen: dict[int, Operation] = {}
+        for u in self.uses:
+            seen.setdefault(id(u.op), u.op)
+        return list(seen.values())
+
+    def replace_all_uses_with(self, new: Value) -> None:
+        """Make every user of ``self`` use ``new`` instead."""
+        for use in list(self.uses):
+            use.op.set_operand(use.index, new)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} %{self.name_hint or '?'} : {self.type}>"
+
+
+class OpResult(Value):
+    """Result ``index`` of ``op``."""
+
+    __slots__ = ("op", "index")
+
+    def __init__(self, type: Type, op: Operation, index: int, name_hint: str | None = None):
+        super().__init__(type, name_hint)
+        self.op = op
+        self.index = index
+
+    @property
+    def owner(self) -> Operation:
+        return self.op
+
+
+class BlockArgument(Value):
+    """Argument ``index`` of ``block`` (a loop IV, an iter_arg, a function argument)."""
+
+    __slots__ = ("block", "index")
+
+    def __init__(self, type: Type, block: Block, index: int, name_hint: str | None = None):
+        super().__init__(type, name_hint)
+        self.block = block
+        self.index = index
+
+    @property
+    def owner(self) -> Block:
+        return self.block
+
+
+class Operation:
+    """An operation: operands, results, attributes, regions, a parent block, a location.
+
+    Subclasses set ``name`` (registering the class under it), and may define
+    ``verify_`` (raise :class:`VerifyError`), ``print_`` and ``parse_`` for their custom
+    syntax (see ``printer`` and ``parser``).
+    """
+
+    name: ClassVar[str] = ""
+    # Ops whose regions cannot see values defined outside (func.func, builtin.module).
+    isolated_from_above: ClassVar[bool] = False
+    # The op terminates its block (func.return, affine.yield, gpu.terminator).
+    is_terminator: ClassVar[bool] = False
+    # Reads/writes nothing and can be erased when its results are unused.
+    is_pure: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("name"):
+            OP_REGISTRY[cls.name] = cls
+
+    def __init__(
+        self,
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attributes: dict | None = None,
+        regions: Sequence[Region] | int = 0,
+        location: Location | None = None,
+        result_names: Sequence[str | None] | None = None,
+    ):
+        self._operands: list[Value] = []
+        self.results = [
+            OpResult(t, self, i, result_names[i] if result_names else None)
+            for i, t in enumerate(result_types)
+        ]
+        self.attributes: dict = dict(attributes or {})
+        if isinstance(regions, int):
+            regions = [Region([Block()]) for _ in range(regions)]
+        self.regions: list[Region] = []
+        for r in regions:
+            self.add_region(r)
+        self.parent: Block | None = None
+        self.location = location
+        for v in operands:
+            self._append_operand(v)
+
+    # -- operands ---------------------------------------------------------------------
+    @property
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(self._operands)
+
+    def _append_operand(self, v: Value) -> None:
+        if not isinstance(v, Value):
+            raise TypeError(f"{self.name}: operand {v!r} is not a Value")
+        v.uses.append(Use(self, len(self._operands)))
+        self._operands.append(v)
+
+    def _drop_use(self, i: int) -> None:
+        old = self._operands[i]
+        old.uses = [u for u in old.uses if not (u.op is self and u.index == i)]
+
+    def set_operand(self, i: int, v: Value) -> None:
+        """Replace operand ``i`` by ``v``, keeping use lists right."""
+        self._drop_use(i)
+        self._operands[i] = v
+        v.uses.append(Use(self, i))
+
+    def set_operands(self, values: Iterable[Value]) -> None:
+        """Replace all operands."""
+        self.drop_operand_uses()
+        self._operands = []
+        for v in values:
+            self._append_operand(v)
+
+    def drop_operand_uses(self) -> None:
+        for i in range(len(self._operands)):
+            self._drop_use(i)
+
+    # -- results, regions, parents ---------------------------------------------------
+    @property
+    def result(self) -> OpResult:
+        """The single result; ValueError when the op has not exactly one."""
+        if len(self.results) != 1:
+            raise ValueError(f"{self.name} has {len(self.results)} results, not one")
+        return self.results[0]
+
+    def add_region(self, region: Region) -> Region:
+        region.parent = self
+        self.regions.append(region)
+        return region
+
+    @property
+    def body(self) -> Block:
+        """The single block of the first region (loops, ifs, functions)."""
+        return self.regions[0].blocks[0]
+
+    @property
+    def parent_op(self) -> Operation | None:
+        if self.parent is None or self.parent.parent is None:
+            return None
+        return self.parent.parent.parent
+
+    def ancestors(self) -> Iterator[Operation]:
+        """Enclosing ops, innermost first."""
+        op = self.parent_op
+        while op is not None:
+            yield op
+            op = op.parent_op
+
+    def is_ancestor_of(self, other: Operation) -> bool:
+        return any(a is self for a in other.ancestors())
+
+    # -- traversal and mutation -------------------------------------------------------
+    def walk(self) -> Iterator[Operation]:
+        """This op and every op nested in it, pre-order (parents before children)."""
+        stack = [self]
+        while stack:
+            op = stack.pop()
+            yield op
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend(reversed(block.ops))
+
+    def detach(self) -> Operation:
+        """Remove from the parent block (uses are kept)."""
+        if self.parent is not None:
+            self.parent.remove(self)
+        return self
+
+    def erase(self) -> None:
+        """Detach and drop all operand uses in this op and its nested ops.
+
+        Raises ValueError if a result is still used outside the erased tree.
+        """
+        inside = {id(o) for o in self.walk()}
+        for op in self.walk():
+            for r in op.results:
+                if any(id(u.op) not in inside for u in r.uses):
+                    raise ValueError(f"cannot erase {op.name}: a result is still in use")
+        self.detach()
+        for op in self.walk():
+            op.drop_operand_uses()
+
+    def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
+        """A deep copy; operands found in ``mapping`` are remapped, new values are added to it."""
+        mapping = {} if mapping is None else mapping
+        new = object.__new__(type(self))
+        Operation.__init__(
+            new,
+            [mapping.get(v, v) for v in self._operands],
+            [r.type for r in self.results],
+            self.attributes,
+            [],
+            self.location,
+            [r.name_hint for r in self.results],
+        )
+        for k, v in self.__dict__.items():
+            if k not in new.__dict__:
+                new.__dict__[k] = v
+        for old, r in zip(self.results, new.results):
+            mapping[old] = r
+        for region in self.regions:
+            new.add_region(region.clone(mapping))
+        return new
+
+    # -- hooks --------------------------------------------------------------------
+    def verify_(self) -> None:
+        """Op-specific invariants; raise :class:`VerifyError` via ``self.error``."""
+
+    def error(self, message: str) -> VerifyError:
+        """A VerifyError naming this op and its location."""
+        return VerifyError(f"'{self.name}' op {message}", self.location)
+
+    def __str__(self) -> str:
+        from .printer import print_op
+
+        return print_op(self)
+
+    def __repr__(self) -> str:
+        res = ", ".join(str(r.type) for r in self.results)
+        where = f" at {self.location}" if self.location else ""
+        return f"<{self.name} ({len(self._operands)} operands) -> ({res}){where}>"
+
+    def _repr_html_(self) -> str:
+        from .jupyter import highlight_html
+
+        return highlight_html(str(self))
+
+
+class Block:
+    """An ordered list of ops with block arguments."""
+
+    def __init__(self, arg_types: Sequence[Type] = (), arg_names: Sequence[str | None] | None = None):
+        self.args: list[BlockArgument] = []
+        self.ops: list[Operation] = []
+        self.parent: Region | None = None
+        for i, t in enumerate(arg_types):
+            self.add_argument(t, arg_names[i] if arg_names else None)
+
+    def add_argument(self, type: Type, name_hint: str | None = None) -> BlockArgument:
+        arg = BlockArgument(type, self, len(self.args), name_hint)
+        self.args.append(arg)
+        return arg
+
+    def erase_argument(self, index: int) -> None:
+        """Remove an unused argument; ValueError if it is still used."""
+        if self.args[index].uses:
+            raise ValueError("cannot erase a block argument that is still used")
+        del self.args[index]
+        for i, a in enumerate(self.args):
+            a.index = i
+
+    @property
+    def parent_op(self) -> Operation | None:
+        return None if self.parent is None else self.parent.parent
+
+    @property
+    def terminator(self) -> Operation | None:
+        return self.ops[-1] if self.ops and self.ops[-1].is_terminator else None
+
+    def append(self, op: Operation) -> Operation:
+        return self.insert(len(self.ops), op)
+
+    def insert(self, index: int, op: Operation) -> Operation:
+        if op.parent is not None:
+            raise ValueError(f"{op.name} is already in a block; detach it first")
+        op.parent = self
+        self.ops.insert(index, op)
+        return op
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        return self.insert(self.index_of(anchor), op)
+
+    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
+        return self.insert(self.index_of(anchor) + 1, op)
+
+    def index_of(self, op: Operation) -> int:
+        for i, o in enumerate(self.ops):
+            if o is op:
+                return i
+        raise ValueError(f"{op.name} is not in this block")
+
+    def remove(self, op: Operation) -> None:
+        del self.ops[self.index_of(op)]
+        op.parent = None
+
+    def walk(self) -> Iterator[Operation]:
+        for op in list(self.ops):
+            yield from op.walk()
+
+    def clone_into(self, target: Block, mapping: dict[Value, Value]) -> None:
+        """Append clones of this block's ops to ``target`` (arguments must be mapped)."""
+        for op in self.ops:
+            target.append(op.clone(mapping))
+
+
+class Region:
+    """A list of blocks owned by an op (in this IR almost always exactly one block)."""
+
+    def __init__(self, blocks: Sequence[Block] = ()):
+        self.blocks: list[Block] = []
+        self.parent: Operation | None = None
+        for b in blocks:
+            self.add_block(b)
+
+    def add_block(self, block: Block) -> Block:
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def block(self) -> Block:
+        if len(self.blocks) != 1:
+            raise ValueError(f"region has {len(self.blocks)} blocks, not one")
+        return self.blocks[0]
+
+    def clone(self, mapping: dict[Value, Value]) -> Region:
+        new = Region()
+        for b in self.blocks:
+            nb = Block()
+            for a in b.args:
+                mapping[a] = nb.add_argument(a.type, a.name_hint)
+            new.add_block(nb)
+            b.clone_into(nb, mapping)
+        return new
+
+
+def structurally_equal(a: Operation, b: Operation) -> bool:
+    """True when the two op trees have the same ops, types, attributes and dataflow.
+
+    Names are ignored; values correspond by position. Values defined outside both
+    trees must be the same object.
+    """
+    mapping: dict[int, Value] = {}
+    return _ops_equal(a, b, mapping)
+
+
+def _ops_equal(a: Operation, b: Operation, m: dict[int, Value]) -> bool:
+    if a.name != b.name or a.attributes != b.attributes:
+        return False
+    if len(a._operands) != len(b._operands) or len(a.results) != len(b.results):
+        return False
+    for x, y in zip(a._operands, b._operands):
+        if m.get(id(x), x) is not y:
+            return False
+    for x, y in zip(a.results, b.results):
+        if x.type != y.type:
+            return False
+        m[id(x)] = y
+    if len(a.regions) != len(b.regions):
+        return False
+    for ra, rb in zip(a.regions, b.regions):
+        if len(ra.blocks) != len(rb.blocks):
+            return False
+        for ba, bb in zip(ra.blocks, rb.blocks):
+            if len(ba.args) != len(bb.args) or len(ba.ops) != len(bb.ops):
+                return False
+            for x, y in zip(ba.args, bb.args):
+                if x.type != y.type:
+                    return False
+                m[id(x)] = y
+            if not all(_ops_equal(x, y, m) for x, y in zip(ba.ops, bb.ops)):
+                return False
+    return True

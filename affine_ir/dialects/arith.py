@@ -1,0 +1,281 @@
+"""The ``arith`` dialect: constants, integer and float arithmetic, comparisons, casts."""
+
+from __future__ import annotations
+
+from ..attributes import DenseAttr, FloatAttr, IntegerAttr
+from ..core import Operation
+from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
+from ._simple import ElementwiseOp
+
+
+class ConstantOp(Operation):
+    """``%c = arith.constant 1.0 : f32`` / ``0 : index`` / ``true`` / ``dense<0.0> : vector<8xf32>``."""
+
+    name = "arith.constant"
+    is_pure = True
+
+    def __init__(self, value, location=None, name_hint=None):
+        super().__init__([], [value.type], {"value": value}, location=location, result_names=[name_hint])
+
+    @classmethod
+    def of(cls, value, type_: Type, location=None, name_hint=None) -> ConstantOp:
+        """A constant of ``type_`` from a Python number (rounded as the type stores it)."""
+        from ..attributes import round_float
+
+        if isinstance(type_, VectorType):
+            el = type_.element_type
+            v = round_float(float(value), el) if isinstance(el, FloatType) else int(value)
+            return cls(DenseAttr((v,), type_), location, name_hint)
+        if isinstance(type_, FloatType):
+            return cls(FloatAttr(round_float(float(value), type_), type_), location, name_hint)
+        return cls(IntegerAttr(int(value), type_), location, name_hint)
+
+    @property
+    def value(self):
+        """The Python value (int or float); a tuple for dense vectors."""
+        a = self.attributes["value"]
+        return a.values if isinstance(a, DenseAttr) else a.value
+
+    def suggest_name(self) -> str:
+        t = self.result.type
+        a = self.attributes["value"]
+        if isinstance(t, IndexType):
+            return f"c{a.value}".replace("-", "_")
+        if t == i1:
+            return "true" if a.value else "false"
+        if isinstance(t, IntegerType):
+            return f"c{a.value}_{t}".replace("-", "_")
+        return "cst"
+
+    def print_(self, p) -> None:
+        a = self.attributes["value"]
+        if self.result.type == i1:
+            p.write(f"arith.constant {'true' if a.value else 'false'}")
+        elif isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType):
+            p.write(f"arith.constant {a.value} : {a.type}")
+        else:
+            p.write(f"arith.constant {a}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        if p.peek().kind == "id" and p.peek().text in ("true", "false"):
+            return cls(IntegerAttr(1 if p.next().text == "true" else 0, i1), location=loc)
+        tok = p.peek()
+        if tok.kind == "id" and tok.text == "dense":
+            return cls(p.parse_attribute(), location=loc)
+        neg = p.accept("-")
+        tok = p.next()
+        if tok.kind not in ("int", "float", "hex"):
+            raise p.error(f"expected constant value, found '{tok.text}'", tok.loc)
+        p.expect(":")
+        tloc = p.loc()
+        t = p.parse_type()
+        if not isinstance(t, (IntegerType, IndexType, FloatType)):
+            raise p.error(f"arith.constant needs a scalar or vector type, got {t}", tloc)
+        return cls(p.make_number(tok, neg, t, tok.loc), location=loc)
+
+    def verify_(self) -> None:
+        a = self.attributes.get("value")
+        if getattr(a, "type", None) != self.result.type:
+            raise self.error("value attribute type must match the result type")
+
+
+def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
+    cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (ElementwiseOp,),
+               {"name": op_name, "arity": arity, "operand_kind": kind, "__doc__": doc})
+    cls.__module__ = __name__
+    return cls
+
+
+FLOAT_BINARY = ("addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf")
+INT_BINARY = ("addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "maxsi",
+              "minsi", "maxui", "minui", "andi", "ori", "xori", "shli", "shrsi", "shrui")
+
+OPS: dict[str, type] = {}
+for _n in FLOAT_BINARY:
+    OPS[_n] = _elementwise(f"arith.{_n}", 2, "float", f"``%r = arith.{_n} %a, %b : f32``.")
+for _n in INT_BINARY:
+    OPS[_n] = _elementwise(f"arith.{_n}", 2, "int", f"``%r = arith.{_n} %a, %b : i32``.")
+OPS["negf"] = _elementwise("arith.negf", 1, "float", "``%r = arith.negf %a : f32``.")
+globals().update({cls.__name__: cls for cls in OPS.values()})
+
+CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
+                   "une", "uno", "true")
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+class _CmpOp(Operation):
+    predicates: tuple[str, ...] = ()
+    operand_kind = "float"
+    is_pure = True
+
+    def __init__(self, predicate: str, lhs, rhs, location=None, name_hint=None):
+        t = lhs.type
+        rt = vector(t.shape, i1) if isinstance(t, VectorType) else i1
+        super().__init__([lhs, rhs], [rt], {"predicate": predicate}, location=location, result_names=[name_hint])
+
+    @property
+    def predicate(self) -> str:
+        return self.attributes["predicate"]
+
+    def print_(self, p) -> None:
+        p.write(f"{self.name} {self.predicate}, {p.values(self.operands)}{p.attr_dict(self, ('predicate',))} "
+                f": {self.operands[0].type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        pred = p.parse_keyword(cls.predicates)
+        p.expect(",")
+        a = p.parse_operand()
+        p.expect(",")
+        b = p.parse_operand()
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        t = p.parse_colon_type()
+        p.check_type(a, t, tloc)
+        p.check_type(b, t, tloc)
+        from ._simple import kind_ok
+
+        if not kind_ok(cls.operand_kind, t):
+            raise p.error(f"'{cls.name}' expects {cls.operand_kind} operands, got {t}", tloc)
+        op = cls(pred, a, b, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        from ._simple import kind_ok
+
+        a, b = self.operands
+        if a.type != b.type or not kind_ok(self.operand_kind, a.type):
+            raise self.error(f"expects two {self.operand_kind} operands of one type")
+        if self.predicate not in self.predicates:
+            raise self.error(f"unknown predicate {self.predicate!r}")
+
+
+class CmpFOp(_CmpOp):
+    """``%r = arith.cmpf olt, %a, %b : f32``."""
+
+    name = "arith.cmpf"
+    predicates = CMPF_PREDICATES
+
+
+class CmpIOp(_CmpOp):
+    """``%r = arith.cmpi slt, %a, %b : i32``."""
+
+    name = "arith.cmpi"
+    predicates = CMPI_PREDICATES
+    operand_kind = "int"
+
+
+class SelectOp(Operation):
+    """``%r = arith.select %cond, %a, %b : f32``."""
+
+    name = "arith.select"
+    is_pure = True
+
+    def __init__(self, cond, a, b, location=None, name_hint=None):
+        super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])
+
+    def print_(self, p) -> None:
+        p.write(f"arith.select {p.values(self.operands)}{p.attr_dict(self)} : {self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        c = p.parse_operand()
+        p.expect(",")
+        a = p.parse_operand()
+        p.expect(",")
+        b = p.parse_operand()
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        t = p.parse_colon_type()
+        p.check_type(a, t, tloc)
+        p.check_type(b, t, tloc)
+        op = cls(c, a, b, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        c, a, b = self.operands
+        if a.type != b.type:
+            raise self.error("both choices must have the same type")
+        want = vector(a.type.shape, i1) if isinstance(a.type, VectorType) else i1
+        if c.type not in (i1, want):
+            raise self.error(f"condition must be i1, got {c.type}")
+
+
+class _CastOp(Operation):
+    """``%r = arith.<cast> %a : T1 to T2``; subclasses set ``check(src, dst)``."""
+
+    is_pure = True
+
+    def __init__(self, value, result_type: Type, location=None, name_hint=None):
+        super().__init__([value], [result_type], location=location, result_names=[name_hint])
+
+    def print_(self, p) -> None:
+        p.write(f"{self.name} {p.value(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        v = p.parse_operand()
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        src = p.parse_colon_type()
+        p.check_type(v, src, tloc)
+        p.expect("to")
+        dst = p.parse_type()
+        if not cls.valid(src, dst):
+            raise p.error(f"'{cls.name}' cannot cast {src} to {dst}", tloc)
+        op = cls(v, dst, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    @staticmethod
+    def valid(src: Type, dst: Type) -> bool:
+        return True
+
+    def verify_(self) -> None:
+        src, dst = self.operands[0].type, self.result.type
+        if isinstance(src, VectorType) != isinstance(dst, VectorType) or \
+                (isinstance(src, VectorType) and src.shape != dst.shape) or not self.valid(
+                    element_type_of(src), element_type_of(dst)):
+            raise self.error(f"cannot cast {src} to {dst}")
+
+
+def _cast(op_name: str, valid, doc: str) -> type:
+    cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (_CastOp,),
+               {"name": op_name, "valid": staticmethod(lambda s, d: valid(element_type_of(s), element_type_of(d))),
+                "__doc__": doc})
+    cls.__module__ = __name__
+    return cls
+
+
+def _isint(t):
+    return isinstance(t, IntegerType)
+
+
+def _isfloat(t):
+    return isinstance(t, FloatType)
+
+
+def _width(t):
+    return t.width
+
+
+CASTS = {
+    "index_cast": lambda s, d: (isinstance(s, IndexType) and _isint(d)) or (_isint(s) and isinstance(d, IndexType)),
+    "sitofp": lambda s, d: _isint(s) and _isfloat(d),
+    "uitofp": lambda s, d: _isint(s) and _isfloat(d),
+    "fptosi": lambda s, d: _isfloat(s) and _isint(d),
+    "fptoui": lambda s, d: _isfloat(s) and _isint(d),
+    "extf": lambda s, d: _isfloat(s) and _isfloat(d) and _width(d) > _width(s),
+    "truncf": lambda s, d: _isfloat(s) and _isfloat(d) and _width(d) < _width(s),
+    "extsi": lambda s, d: _isint(s) and _isint(d) and d.width > s.width,
+    "extui": lambda s, d: _isint(s) and _isint(d) and d.width > s.width,
+    "trunci": lambda s, d: _isint(s) and _isint(d) and d.width < s.width,
+    "bitcast": lambda s, d: s != d and getattr(s, "width", 0) == getattr(d, "width", -1),
+}
+for _n, _v in CASTS.items():
+    OPS[_n] = _cast(f"arith.{_n}", _v, f"``%r = arith.{_n} %a : T1 to T2``.")
+    globals()[OPS[_n].__name__] = OPS[_n]

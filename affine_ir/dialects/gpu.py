@@ -1,0 +1,364 @@
+"""The ``gpu`` dialect subset: kernel launch, ids, barriers, shuffles and warp-level MMA."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..attributes import IntegerAttr
+from ..core import Block, Operation, Region, Value
+from ..types import MemRefType, MMAMatrixType, Type, i1, i32, index
+
+DIMS = ("x", "y", "z")
+
+
+class LaunchOp(Operation):
+    """``gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (%sx = %b, ...) { ... }``.
+
+    Operands: three grid sizes, three block sizes, then optionally the dynamic shared
+    memory size. The body's 12 arguments are block ids, thread ids, grid sizes, block sizes.
+    """
+
+    name = "gpu.launch"
+
+    def __init__(self, grid: Sequence[Value], block: Sequence[Value], dynamic_shared_memory: Value | None = None,
+                 location=None):
+        names = ["bx", "by", "bz", "tx", "ty", "tz", "gx", "gy", "gz", "sx", "sy", "sz"]
+        body = Block([index] * 12, names)
+        ops = [*grid, *block] + ([dynamic_shared_memory] if dynamic_shared_memory is not None else [])
+        super().__init__(ops, [], None, [Region([body])], location)
+
+    @property
+    def block_ids(self) -> list[Value]:
+        return self.body.args[0:3]
+
+    @property
+    def thread_ids(self) -> list[Value]:
+        return self.body.args[3:6]
+
+    @property
+    def grid_size(self) -> tuple[Value, ...]:
+        return self.operands[0:3]
+
+    @property
+    def block_size(self) -> tuple[Value, ...]:
+        return self.operands[3:6]
+
+    @property
+    def dynamic_shared_memory(self) -> Value | None:
+        return self.operands[6] if len(self.operands) > 6 else None
+
+    def print_(self, p) -> None:
+        a = self.body.args
+        for kw, ids, sizes, ops in (("blocks", a[0:3], a[6:9], self.grid_size), (" threads", a[3:6], a[9:12],
+                                                                                 self.block_size)):
+            ids_s = ", ".join(p.name_value(v) for v in ids)
+            sz = ", ".join(f"{p.name_value(s)} = {p.value(o)}" for s, o in zip(sizes, ops))
+            p.write(f"gpu.launch {kw}({ids_s}) in ({sz})" if kw == "blocks" else f"{kw}({ids_s}) in ({sz})")
+        if self.dynamic_shared_memory is not None:
+            p.write(f" dynamic_shared_memory_size {p.value(self.dynamic_shared_memory)}")
+        p.write(p.attr_dict(self, keyword=False) + " ")
+        p.region(self.regions[0])
+
+    @classmethod
+    def parse_(cls, p, loc):
+        ids, sizes, ops = [], [], []
+        for kw in ("blocks", "threads"):
+            p.expect(kw)
+            p.expect("(")
+            ids += [p.parse_value_name() for _ in range(1)]
+            for _ in range(2):
+                p.expect(",")
+                ids.append(p.parse_value_name())
+            p.expect(")")
+            p.expect("in")
+            p.expect("(")
+            for k in range(3):
+                if k:
+                    p.expect(",")
+                sizes.append(p.parse_value_name())
+                p.expect("=")
+                ops.append(p.parse_operand(index))
+            p.expect(")")
+        if p.accept("dynamic_shared_memory_size"):
+            ops.append(p.parse_operand(i32))
+        attrs = p.parse_optional_attr_dict()
+        names = ids[0:3] + ids[3:6] + sizes[0:3] + sizes[3:6]
+        region = p.parse_region([(t, index) for t in names], affine_scope=True)
+        op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
+        op.regions.clear()
+        op.add_region(region)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        if len(self.operands) not in (6, 7) or any(v.type != index for v in self.operands[:6]):
+            raise self.error("needs three grid and three block sizes of index type")
+        if len(self.body.args) != 12:
+            raise self.error("body must take 12 index arguments")
+        if not self.body.ops or not isinstance(self.body.ops[-1], TerminatorOp):
+            raise self.error("body must end with 'gpu.terminator'")
+
+
+class TerminatorOp(Operation):
+    """``gpu.terminator``: ends a gpu.launch body."""
+
+    name = "gpu.terminator"
+    is_terminator = True
+
+    def print_(self, p) -> None:
+        p.write("gpu.terminator")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        return cls(location=loc)
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op, LaunchOp):
+            raise self.error("must terminate a 'gpu.launch' body")
+
+
+class BarrierOp(Operation):
+    """``gpu.barrier``: all threads of the block wait here (``__syncthreads()``)."""
+
+    name = "gpu.barrier"
+
+    def print_(self, p) -> None:
+        p.write("gpu.barrier")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        return cls(location=loc)
+
+
+class _IdOp(Operation):
+    """``%t = gpu.thread_id x``."""
+
+    is_pure = True
+
+    def __init__(self, dimension: str, location=None, name_hint=None):
+        super().__init__([], [index], {"dimension": dimension}, location=location, result_names=[name_hint])
+
+    @property
+    def dimension(self) -> str:
+        return self.attributes["dimension"]
+
+    def print_(self, p) -> None:
+        p.write(f"{self.name} {self.dimension}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        return cls(p.parse_keyword(DIMS), location=loc)
+
+    def verify_(self) -> None:
+        if self.dimension not in DIMS:
+            raise self.error(f"dimension must be x, y or z, got {self.dimension!r}")
+
+
+class ThreadIdOp(_IdOp):
+    name = "gpu.thread_id"
+
+
+class BlockIdOp(_IdOp):
+    name = "gpu.block_id"
+
+
+class BlockDimOp(_IdOp):
+    name = "gpu.block_dim"
+
+
+class GridDimOp(_IdOp):
+    name = "gpu.grid_dim"
+
+
+SHUFFLE_MODES = ("xor", "up", "down", "idx")
+
+
+class ShuffleOp(Operation):
+    """``%r, %valid = gpu.shuffle xor %v, %offset, %width : f32``."""
+
+    name = "gpu.shuffle"
+
+    def __init__(self, mode: str, value: Value, offset: Value, width: Value, location=None):
+        super().__init__([value, offset, width], [value.type, i1], {"mode": mode}, location=location)
+
+    def print_(self, p) -> None:
+        p.write(f"gpu.shuffle {self.attributes['mode']} {p.values(self.operands)}{p.attr_dict(self, ('mode',))} : "
+                f"{self.operands[0].type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        mode = p.parse_keyword(SHUFFLE_MODES)
+        v = p.parse_operand()
+        p.expect(",")
+        off = p.parse_operand(i32)
+        p.expect(",")
+        width = p.parse_operand(i32)
+        tloc = p.loc()
+        p.check_type(v, p.parse_colon_type(), tloc)
+        return cls(mode, v, off, width, location=loc)
+
+
+class SubgroupMmaLoadMatrixOp(Operation):
+    """Loads a warp-level matrix fragment:
+
+    ``%a = gpu.subgroup_mma_load_matrix %A[%i, %j] {leadDimension = 32 : index} : memref<..> -> !gpu.mma_matrix<..>``
+
+    """
+
+    name = "gpu.subgroup_mma_load_matrix"
+
+    def __init__(self, memref: Value, indices: Sequence[Value], lead_dimension: int, result_type: MMAMatrixType,
+                 location=None):
+        super().__init__([memref, *indices], [result_type], {"leadDimension": IntegerAttr(lead_dimension, index)},
+                         location=location)
+
+    def print_(self, p) -> None:
+        m, *idx = self.operands
+        p.write(f"gpu.subgroup_mma_load_matrix {p.value(m)}[{p.values(idx)}]{p.attr_dict(self)} : {m.type} -> "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        m = p.parse_operand()
+        p.expect("[")
+        idx = p.parse_operands("]")
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        p.check_type(m, p.parse_colon_type(), tloc)
+        p.expect("->")
+        rt = p.parse_type()
+        ld = attrs.get("leadDimension")
+        if not isinstance(rt, MMAMatrixType) or not isinstance(ld, IntegerAttr):
+            raise p.error("expects a leadDimension attribute and an !gpu.mma_matrix result", tloc)
+        op = cls(m, idx, ld.value, rt, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        _verify_mma_memref(self, self.operands[0], self.operands[1:], self.result.type)
+
+
+class SubgroupMmaStoreMatrixOp(Operation):
+    """Stores a warp-level matrix fragment.
+
+    ``gpu.subgroup_mma_store_matrix %c, %C[%i, %j] {leadDimension = 32 : index} : !gpu.mma_matrix<..>, memref<..>``
+    """
+
+    name = "gpu.subgroup_mma_store_matrix"
+
+    def __init__(self, value: Value, memref: Value, indices: Sequence[Value], lead_dimension: int, location=None):
+        super().__init__([value, memref, *indices], [], {"leadDimension": IntegerAttr(lead_dimension, index)},
+                         location=location)
+
+    def print_(self, p) -> None:
+        v, m, *idx = self.operands
+        p.write(f"gpu.subgroup_mma_store_matrix {p.value(v)}, {p.value(m)}[{p.values(idx)}]{p.attr_dict(self)} : "
+                f"{v.type}, {m.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        v = p.parse_operand()
+        p.expect(",")
+        m = p.parse_operand()
+        p.expect("[")
+        idx = p.parse_operands("]")
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        p.check_type(v, p.parse_colon_type(), tloc)
+        p.expect(",")
+        p.check_type(m, p.parse_type(), tloc)
+        ld = attrs.get("leadDimension")
+        if not isinstance(ld, IntegerAttr):
+            raise p.error("expects a leadDimension attribute", tloc)
+        op = cls(v, m, idx, ld.value, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        _verify_mma_memref(self, self.operands[1], self.operands[2:], self.operands[0].type)
+
+
+class SubgroupMmaComputeOp(Operation):
+    """``%d = gpu.subgroup_mma_compute %a, %b, %c : !gpu.mma_matrix<16x16xf16, "AOp">, ... -> !gpu.mma_matrix<...>``."""
+
+    name = "gpu.subgroup_mma_compute"
+    is_pure = True
+
+    def __init__(self, a: Value, b: Value, c: Value, location=None):
+        super().__init__([a, b, c], [c.type], location=location)
+
+    def print_(self, p) -> None:
+        types = ", ".join(str(v.type) for v in self.operands)
+        p.write(f"gpu.subgroup_mma_compute {p.values(self.operands)}{p.attr_dict(self)} : {types} -> "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        vals = p.parse_comma_list(p.parse_operand)
+        if len(vals) != 3:
+            raise p.error(f"expects 3 operands, got {len(vals)}", loc)
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        p.expect(":")
+        types = p.parse_comma_list(p.parse_type)
+        if len(types) != 3:
+            raise p.error("expects 3 operand types", tloc)
+        for v, t in zip(vals, types):
+            p.check_type(v, t, tloc)
+        p.expect("->")
+        rt = p.parse_type()
+        if rt != vals[2].type:
+            raise p.error("result type must be the accumulator's type", tloc)
+        op = cls(*vals, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        a, b, c = (v.type for v in self.operands)
+        if not all(isinstance(t, MMAMatrixType) for t in (a, b, c)) or (a.operand, b.operand, c.operand) != (
+                "AOp", "BOp", "COp"):
+            raise self.error("expects AOp, BOp and COp !gpu.mma_matrix operands")
+        m, k = a.shape
+        k2, n = b.shape
+        if k != k2 or c.shape != (m, n):
+            raise self.error(f"shapes do not compose: {a.shape} x {b.shape} -> {c.shape}")
+
+
+class SubgroupMmaConstantMatrixOp(Operation):
+    """``%c = gpu.subgroup_mma_constant_matrix %zero : !gpu.mma_matrix<16x16xf32, "COp">``."""
+
+    name = "gpu.subgroup_mma_constant_matrix"
+    is_pure = True
+
+    def __init__(self, value: Value, result_type: Type, location=None):
+        super().__init__([value], [result_type], location=location)
+
+    def print_(self, p) -> None:
+        p.write(f"gpu.subgroup_mma_constant_matrix {p.value(self.operands[0])}{p.attr_dict(self)} : "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        v = p.parse_operand()
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        t = p.parse_colon_type()
+        if not isinstance(t, MMAMatrixType) or t.element_type != v.type:
+            raise p.error(f"expects an !gpu.mma_matrix of {v.type}", tloc)
+        op = cls(v, t, location=loc)
+        op.attributes.update(attrs)
+        return op
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if not isinstance(t, MMAMatrixType) or t.element_type != self.operands[0].type:
+            raise self.error("result must be an !gpu.mma_matrix of the operand's type")
+
+
+def _verify_mma_memref(op: Operation, m: Value, idx, mt) -> None:
+    if not isinstance(m.type, MemRefType) or len(idx) != m.type.rank:
+        raise op.error("expects a memref and one index per dimension")
+    if not isinstance(mt, MMAMatrixType):
+        raise op.error("expects an !gpu.mma_matrix value")
+    if any(v.type != index for v in idx):
+        raise op.error("indices must be of index type")

@@ -1,0 +1,212 @@
+"""IR types: immutable, interned values printed in MLIR syntax.
+
+Every type is a frozen dataclass; constructing the same type twice gives an equal
+(and, through :func:`_intern`, identical) object, so types can be compared with
+``==`` or ``is`` and used as dict keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+_INTERNED: dict[object, object] = {}
+
+
+def _intern(t):
+    return _INTERNED.setdefault(t, t)
+
+
+class Type:
+    """Base of all IR types."""
+
+    def __str__(self) -> str:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"Type({self})"
+
+
+@dataclass(frozen=True, repr=False)
+class IndexType(Type):
+    """The ``index`` type: loop IVs and affine values."""
+
+    def __str__(self) -> str:
+        return "index"
+
+
+@dataclass(frozen=True, repr=False)
+class IntegerType(Type):
+    """Signless integers ``i1``, ``i8``, ``i16``, ``i32``, ``i64``."""
+
+    width: int
+
+    def __str__(self) -> str:
+        return f"i{self.width}"
+
+
+@dataclass(frozen=True, repr=False)
+class FloatType(Type):
+    """IEEE ``f16``/``f32``/``f64`` and ``bf16``."""
+
+    name: str
+    NAMES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "f32", "f64")
+
+    def __post_init__(self):
+        if self.name not in self.NAMES:
+            raise ValueError(f"unknown float type {self.name!r}")
+
+    @property
+    def width(self) -> int:
+        return 64 if self.name == "f64" else 32 if self.name == "f32" else 16
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, repr=False)
+class ShapedType(Type):
+    """Common part of memref and vector types: a shape (None = dynamic) and element type."""
+
+    shape: tuple[int | None, ...]
+    element_type: Type
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def has_static_shape(self) -> bool:
+        return all(d is not None for d in self.shape)
+
+    @property
+    def num_elements(self) -> int | None:
+        n = 1
+        for d in self.shape:
+            if d is None:
+                return None
+            n *= d
+        return n
+
+    def _shape_str(self) -> str:
+        return "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+
+
+@dataclass(frozen=True, repr=False)
+class MemRefType(ShapedType):
+    """``memref<4x?xf32>`` or ``memref<32x32xf32, #gpu.address_space<workgroup>>``.
+
+    ``memory_space`` is ``None`` (global), an int, or a memory-space attribute such as
+    :class:`GPUAddressSpace`.
+    """
+
+    memory_space: object = None
+
+    def __str__(self) -> str:
+        space = "" if self.memory_space is None else f", {self.memory_space}"
+        return f"memref<{self._shape_str()}{self.element_type}{space}>"
+
+    def with_shape(self, shape) -> MemRefType:
+        return memref(tuple(shape), self.element_type, self.memory_space)
+
+
+@dataclass(frozen=True, repr=False)
+class VectorType(ShapedType):
+    """``vector<8xf32>`` (static shapes only)."""
+
+    def __str__(self) -> str:
+        return f"vector<{self._shape_str()}{self.element_type}>"
+
+
+@dataclass(frozen=True, repr=False)
+class MMAMatrixType(Type):
+    """``!gpu.mma_matrix<16x16xf16, "AOp">``: a warp-level matrix fragment."""
+
+    shape: tuple[int, int]
+    element_type: Type
+    operand: str
+
+    def __str__(self) -> str:
+        return f'!gpu.mma_matrix<{self.shape[0]}x{self.shape[1]}x{self.element_type}, "{self.operand}">'
+
+
+@dataclass(frozen=True, repr=False)
+class FunctionType(Type):
+    """``(i32, f32) -> f32``: the type of a ``func.func``."""
+
+    inputs: tuple[Type, ...]
+    results: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        ins = ", ".join(map(str, self.inputs))
+        if len(self.results) == 1 and not isinstance(self.results[0], FunctionType):
+            return f"({ins}) -> {self.results[0]}"
+        return f"({ins}) -> ({', '.join(map(str, self.results))})"
+
+
+@dataclass(frozen=True)
+class GPUAddressSpace:
+    """The memory-space attribute ``#gpu.address_space<workgroup|private|global>``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"#gpu.address_space<{self.name}>"
+
+
+WORKGROUP = GPUAddressSpace("workgroup")
+
+index = _intern(IndexType())
+i1 = _intern(IntegerType(1))
+i8 = _intern(IntegerType(8))
+i16 = _intern(IntegerType(16))
+i32 = _intern(IntegerType(32))
+i64 = _intern(IntegerType(64))
+f16 = _intern(FloatType("f16"))
+bf16 = _intern(FloatType("bf16"))
+f32 = _intern(FloatType("f32"))
+f64 = _intern(FloatType("f64"))
+
+_SCALARS = {str(t): t for t in (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)}
+
+
+def scalar(name: str) -> Type:
+    """The scalar type named ``name`` (``"f32"``, ``"index"``, ``"i32"``...); ValueError if unknown."""
+    try:
+        return _SCALARS[name]
+    except KeyError:
+        if name.startswith("i") and name[1:].isdigit() and int(name[1:]) > 0:
+            return _intern(IntegerType(int(name[1:])))
+        raise ValueError(f"unknown scalar type {name!r}") from None
+
+
+def memref(shape, element_type: Type | str, memory_space=None) -> MemRefType:
+    """An interned memref type; ``element_type`` may be given by name."""
+    if isinstance(element_type, str):
+        element_type = scalar(element_type)
+    return _intern(MemRefType(tuple(shape), element_type, memory_space))
+
+
+def vector(shape, element_type: Type | str) -> VectorType:
+    """An interned vector type; ``element_type`` may be given by name."""
+    if isinstance(element_type, str):
+        element_type = scalar(element_type)
+    return _intern(VectorType(tuple(shape), element_type))
+
+
+def is_float(t: Type) -> bool:
+    return isinstance(t, FloatType)
+
+
+def is_int(t: Type) -> bool:
+    """True for signless integer types (not index)."""
+    return isinstance(t, IntegerType)
+
+
+def is_int_or_index(t: Type) -> bool:
+    return isinstance(t, (IntegerType, IndexType))
+
+
+def element_type_of(t: Type) -> Type:
+    """The element type of a vector, or the type itself for a scalar."""
+    return t.element_type if isinstance(t, VectorType) else t

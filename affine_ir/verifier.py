@@ -1,0 +1,41 @@
+"""Whole-IR verification: dominance, terminators and every op's own invariants."""
+
+from __future__ import annotations
+
+from .core import Operation
+from .errors import VerifyError
+
+
+def verify(root: Operation) -> None:
+    """Check ``root`` and everything nested in it; raise :class:`VerifyError` at the first problem.
+
+    Guarantees on success: every operand is defined before its use in the same or an
+    enclosing block (and not across an isolated-from-above op such as ``func.func``),
+    terminators appear only last in a block, and each op's ``verify_`` holds (types,
+    map arities, index counts, yields vs results, positive steps, ...).
+    """
+    _verify_op(root, set())
+
+
+def _verify_op(op: Operation, visible: set[int]) -> None:
+    for i, v in enumerate(op.operands):
+        if id(v) not in visible:
+            raise op.error(f"operand #{i} (%{v.name_hint or '?'} : {v.type}) does not dominate this use")
+    inner = set() if op.isolated_from_above else visible
+    for region in op.regions:
+        for block in region.blocks:
+            scope = set(inner)
+            scope.update(id(a) for a in block.args)
+            for k, child in enumerate(block.ops):
+                if child.parent is not block:
+                    raise child.error("has a wrong parent link")
+                if child.is_terminator and k != len(block.ops) - 1:
+                    raise child.error("is a terminator but is not the last op of its block")
+                _verify_op(child, scope)
+                scope.update(id(r) for r in child.results)
+    try:
+        op.verify_()
+    except VerifyError:
+        raise
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:
+        raise op.error(f"is malformed ({type(e).__name__}: {e})") from None

@@ -1,0 +1,1 @@
+"""runtime: command-line entry points (and, later, compile + run on CPU and GPU)."""
