@@ -59,7 +59,11 @@ class DivTerm(NamedTuple):
 
 
 def _atom_key(a: Atom) -> tuple:
-    return a if a[0] != _DIV else (_DIV, a[3]._key, a[1], a[2])
+    return a if a[0] != _DIV else (_DIV, a[3].sort_key, a[1], a[2])
+
+
+def _term_key(t: tuple[Atom, int]) -> tuple:
+    return _atom_key(t[0])
 
 
 def _div_value(kind: int, value: int, c: int) -> int:
@@ -71,7 +75,12 @@ def _div_value(kind: int, value: int, c: int) -> int:
 
 
 def _as_int(x: Any) -> int | None:
+    if type(x) is int:
+        return x
     return int(x) if isinstance(x, Integral) else None
+
+
+_set = object.__setattr__
 
 
 class AffineExpr:
@@ -81,10 +90,11 @@ class AffineExpr:
 
     def __init__(self, terms: tuple[tuple[Atom, int], ...] = (), const: int = 0):
         """Internal: ``terms`` must already be sorted, non-zero and canonical."""
-        key = (tuple((_atom_key(a), k) for a, k in terms), const)
-        for name, value in (("_terms", terms), ("_const", const), ("_key", key),
-                            ("_hash", hash(const) if not terms else hash(key)), ("_fn", None)):
-            object.__setattr__(self, name, value)
+        _set(self, "_terms", terms)
+        _set(self, "_const", const)
+        _set(self, "_hash", hash((terms, const)) if terms else hash(const))
+        _set(self, "_key", None)
+        _set(self, "_fn", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("AffineExpr is immutable")
@@ -92,15 +102,11 @@ class AffineExpr:
     def __reduce__(self):
         return (AffineExpr, (self._terms, self._const))
 
-    def __copy__(self) -> AffineExpr:
-        return self
-
-    def __deepcopy__(self, memo: dict) -> AffineExpr:
-        return self
-
     @staticmethod
     def _from(coeffs: dict[Atom, int], const: int) -> AffineExpr:
-        terms = sorted(((a, k) for a, k in coeffs.items() if k), key=lambda t: _atom_key(t[0]))
+        terms = [(a, k) for a, k in coeffs.items() if k]
+        if len(terms) > 1:
+            terms.sort(key=_term_key)
         return AffineExpr(tuple(terms), const)
 
     # ----- constructors -----
@@ -129,6 +135,10 @@ class AffineExpr:
     # ----- arithmetic -----
     @staticmethod
     def _coerce(x: Any) -> AffineExpr | None:
+        if type(x) is AffineExpr:
+            return x
+        if type(x) is int:
+            return AffineExpr((), x)
         if isinstance(x, AffineExpr):
             return x
         value = _as_int(x)
@@ -208,7 +218,8 @@ class AffineExpr:
     # ----- equality -----
     def __eq__(self, other: object) -> bool:
         if isinstance(other, AffineExpr):
-            return self._hash == other._hash and self._key == other._key
+            return self is other or (self._hash == other._hash and self._const == other._const
+                                     and self._terms == other._terms)
         if isinstance(other, Integral) and not self._terms:
             return self._const == int(other)
         return NotImplemented
@@ -219,7 +230,11 @@ class AffineExpr:
     @property
     def sort_key(self) -> tuple:
         """A key giving a deterministic total order on expressions (the canonical term order)."""
-        return self._key
+        key = self._key
+        if key is None:
+            key = (tuple((_atom_key(a), k) for a, k in self._terms), self._const)
+            _set(self, "_key", key)
+        return key
 
     # ----- queries -----
     @property
@@ -364,8 +379,8 @@ class AffineExpr:
         return self.replace(dims_, syms_)
 
     # ----- ranges -----
-    def bounds(self, dim_ranges: Sequence[Any] = (),
-               sym_ranges: Sequence[Any] = ()) -> tuple[int | None, int | None]:
+    def bounds(self, dim_ranges: Sequence[Range | None] = (),
+               sym_ranges: Sequence[Range | None] = ()) -> tuple[int | None, int | None]:
         """A conservative inclusive interval ``(lo, hi)`` containing every value of ``self``.
 
         ``dim_ranges[i]`` / ``sym_ranges[j]`` are inclusive ``(lo, hi)`` ranges (either end
@@ -382,8 +397,8 @@ class AffineExpr:
             hi = None if hi is None or ahi is None else hi + k * ahi
         return lo, hi
 
-    def simplify(self, dim_ranges: Sequence[Any] = (),
-                 sym_ranges: Sequence[Any] = ()) -> AffineExpr:
+    def simplify(self, dim_ranges: Sequence[Range | None] = (),
+                 sym_ranges: Sequence[Range | None] = ()) -> AffineExpr:
         """An expression equal to ``self`` at every point within the given ranges.
 
         A div/mod term whose operand stays within one block ``[k*c, k*c + c - 1]``
@@ -547,19 +562,9 @@ def _atom_str(a: Atom, dim_names: Sequence[str] | None, sym_names: Sequence[str]
     return f"{text if single else f'({text})'} {KIND_NAMES[a[1]]} {a[2]}"
 
 
-def dim(i: int) -> AffineExpr:
-    """The expression ``d<i>``."""
-    return AffineExpr.dim(i)
-
-
-def symbol(i: int) -> AffineExpr:
-    """The expression ``s<i>``."""
-    return AffineExpr.symbol(i)
-
-
-def constant(c: int) -> AffineExpr:
-    """The constant expression ``c``."""
-    return AffineExpr.constant(c)
+dim = AffineExpr.dim
+symbol = AffineExpr.symbol
+constant = AffineExpr.constant
 
 
 def dims(n: int) -> tuple[AffineExpr, ...]:

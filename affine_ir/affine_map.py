@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .affine_expr import AffineExpr, _compile, constant, dim, symbol
+from .affine_expr import AffineExpr, Range, _compile, constant, dim, symbol
 from .errors import AffineError
 
 __all__ = ["AffineMap", "IntegerSet"]
@@ -197,7 +197,7 @@ class AffineMap:
         return AffineMap(self.num_dims, self.num_symbols + offset,
                          tuple(r.shift(0, offset) for r in self.results))
 
-    def simplify(self, dim_ranges: Sequence[Any] = (), sym_ranges: Sequence[Any] = ()) -> AffineMap:
+    def simplify(self, dim_ranges: Sequence[Range | None] = (), sym_ranges: Sequence[Range | None] = ()) -> AffineMap:
         """Each result simplified with :meth:`AffineExpr.simplify`; equal on the given ranges."""
         return self.with_results([r.simplify(dim_ranges, sym_ranges) for r in self.results])
 
@@ -283,7 +283,7 @@ class IntegerSet:
                           self.num_symbols if num_symbols is None else num_symbols,
                           tuple(c.replace(dim_repl, sym_repl) for c in self.constraints), self.eq_flags)
 
-    def simplify(self, dim_ranges: Sequence[Any] = (), sym_ranges: Sequence[Any] = ()) -> IntegerSet:
+    def simplify(self, dim_ranges: Sequence[Range | None] = (), sym_ranges: Sequence[Range | None] = ()) -> IntegerSet:
         """A set with the same points within the given ranges.
 
         Constraints are simplified and divided by the gcd of their coefficients; those

@@ -157,7 +157,7 @@ def test_immutable_and_copyable() -> None:
     e = (d0 + s0) // 3
     with pytest.raises(AttributeError):
         e._const = 1
-    assert pickle.loads(pickle.dumps(e)) == e and copy.deepcopy(e) is e
+    assert pickle.loads(pickle.dumps(e)) == e and copy.deepcopy(e) == e and copy.copy(e) == e
     m = AffineMap(1, 1, (e.replace([d0], [s0]),))
     assert m.evaluate([4], [5]) == (3,)
     assert pickle.loads(pickle.dumps(m)) == m
