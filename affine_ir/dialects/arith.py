@@ -177,10 +177,13 @@ class SelectOp(Operation):
         super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])
 
     def print_(self, p) -> None:
-        p.write(f"arith.select {p.values(self.operands)}{p.attr_dict(self)} : {self.result.type}")
+        cond = self.operands[0].type
+        types = f"{cond}, {self.result.type}" if cond != i1 else str(self.result.type)
+        p.write(f"arith.select {p.values(self.operands)}{p.attr_dict(self)} : {types}")
 
     @classmethod
     def parse_(cls, p, loc):
+        """``: T`` with an i1 condition, or ``: vector<8xi1>, vector<8xf32>`` with a vector one."""
         c = p.parse_operand()
         p.expect(",")
         a = p.parse_operand()
@@ -189,6 +192,11 @@ class SelectOp(Operation):
         attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
         t = p.parse_colon_type()
+        if p.accept(","):
+            p.check_type(c, t, tloc)
+            t = p.parse_type()
+        else:
+            p.check_type(c, i1, tloc)
         p.check_type(a, t, tloc)
         p.check_type(b, t, tloc)
         op = cls(c, a, b, location=loc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..attributes import IntegerAttr
+from ..attributes import IntegerAttr, UnitAttr
 from ..core import Block, Operation, Region, Value
 from ..types import MemRefType, MMAMatrixType, Type, i1, i32, index
 
@@ -56,8 +56,9 @@ class LaunchOp(Operation):
             p.write(f"gpu.launch {kw}({ids_s}) in ({sz})" if kw == "blocks" else f"{kw}({ids_s}) in ({sz})")
         if self.dynamic_shared_memory is not None:
             p.write(f" dynamic_shared_memory_size {p.value(self.dynamic_shared_memory)}")
-        p.write(p.attr_dict(self, keyword=False) + " ")
+        p.write(" ")
         p.region(self.regions[0])
+        p.write(p.attr_dict(self))
 
     @classmethod
     def parse_(cls, p, loc):
@@ -81,9 +82,9 @@ class LaunchOp(Operation):
             p.expect(")")
         if p.accept("dynamic_shared_memory_size"):
             ops.append(p.parse_operand(i32))
-        attrs = p.parse_optional_attr_dict()
         names = ids[0:3] + ids[3:6] + sizes[0:3] + sizes[3:6]
         region = p.parse_region([(t, index) for t in names], affine_scope=True)
+        attrs = p.parse_optional_attr_dict()
         op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
         op.regions.clear()
         op.add_region(region)
@@ -201,8 +202,10 @@ class ShuffleOp(Operation):
 class SubgroupMmaLoadMatrixOp(Operation):
     """Loads a warp-level matrix fragment:
 
-    ``%a = gpu.subgroup_mma_load_matrix %A[%i, %j] {leadDimension = 32 : index} : memref<..> -> !gpu.mma_matrix<..>``
+    ``%a = gpu.subgroup_mma_load_matrix %A[%i, %j] leadDimension 32 : memref<..> -> !gpu.mma_matrix<..>``
 
+    (the older ``{leadDimension = 32 : index}`` form is accepted too; an optional
+    ``transpose`` keyword follows the lead dimension).
     """
 
     name = "gpu.subgroup_mma_load_matrix"
@@ -214,7 +217,7 @@ class SubgroupMmaLoadMatrixOp(Operation):
 
     def print_(self, p) -> None:
         m, *idx = self.operands
-        p.write(f"gpu.subgroup_mma_load_matrix {p.value(m)}[{p.values(idx)}]{p.attr_dict(self)} : {m.type} -> "
+        p.write(f"gpu.subgroup_mma_load_matrix {p.value(m)}[{p.values(idx)}]{_print_lead_dim(p, self)} : {m.type} -> "
                 f"{self.result.type}")
 
     @classmethod
@@ -222,15 +225,15 @@ class SubgroupMmaLoadMatrixOp(Operation):
         m = p.parse_operand()
         p.expect("[")
         idx = p.parse_operands("]")
-        attrs = p.parse_optional_attr_dict()
+        attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(m, p.parse_colon_type(), tloc)
         p.expect("->")
+        rloc = p.loc()
         rt = p.parse_type()
-        ld = attrs.get("leadDimension")
-        if not isinstance(rt, MMAMatrixType) or not isinstance(ld, IntegerAttr):
-            raise p.error("expects a leadDimension attribute and an !gpu.mma_matrix result", tloc)
-        op = cls(m, idx, ld.value, rt, location=loc)
+        if not isinstance(rt, MMAMatrixType):
+            raise p.error(f"expected !gpu.mma_matrix result type, found {rt}", rloc)
+        op = cls(m, idx, attrs["leadDimension"].value, rt, location=loc)
         op.attributes.update(attrs)
         return op
 
@@ -239,9 +242,9 @@ class SubgroupMmaLoadMatrixOp(Operation):
 
 
 class SubgroupMmaStoreMatrixOp(Operation):
-    """Stores a warp-level matrix fragment.
+    """Stores a warp-level matrix fragment (an accumulator, ``"COp"``).
 
-    ``gpu.subgroup_mma_store_matrix %c, %C[%i, %j] {leadDimension = 32 : index} : !gpu.mma_matrix<..>, memref<..>``
+    ``gpu.subgroup_mma_store_matrix %c, %C[%i, %j] leadDimension 32 : !gpu.mma_matrix<..>, memref<..>``
     """
 
     name = "gpu.subgroup_mma_store_matrix"
@@ -252,8 +255,8 @@ class SubgroupMmaStoreMatrixOp(Operation):
 
     def print_(self, p) -> None:
         v, m, *idx = self.operands
-        p.write(f"gpu.subgroup_mma_store_matrix {p.value(v)}, {p.value(m)}[{p.values(idx)}]{p.attr_dict(self)} : "
-                f"{v.type}, {m.type}")
+        p.write(f"gpu.subgroup_mma_store_matrix {p.value(v)}, {p.value(m)}[{p.values(idx)}]"
+                f"{_print_lead_dim(p, self)} : {v.type}, {m.type}")
 
     @classmethod
     def parse_(cls, p, loc):
@@ -262,20 +265,42 @@ class SubgroupMmaStoreMatrixOp(Operation):
         m = p.parse_operand()
         p.expect("[")
         idx = p.parse_operands("]")
-        attrs = p.parse_optional_attr_dict()
+        attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(v, p.parse_colon_type(), tloc)
         p.expect(",")
         p.check_type(m, p.parse_type(), tloc)
-        ld = attrs.get("leadDimension")
-        if not isinstance(ld, IntegerAttr):
-            raise p.error("expects a leadDimension attribute", tloc)
-        op = cls(v, m, idx, ld.value, location=loc)
+        op = cls(v, m, idx, attrs["leadDimension"].value, location=loc)
         op.attributes.update(attrs)
         return op
 
     def verify_(self) -> None:
         _verify_mma_memref(self, self.operands[1], self.operands[2:], self.operands[0].type)
+        if self.operands[0].type.operand != "COp":
+            raise self.error("expects the stored matrix to be a \"COp\" (accumulator) fragment")
+
+
+def _print_lead_dim(p, op: Operation) -> str:
+    ld = op.attributes["leadDimension"]
+    text = f" leadDimension {ld.value if isinstance(ld, IntegerAttr) else ld}"
+    if "transpose" in op.attributes:
+        text += " transpose"
+    return text + p.attr_dict(op, ("leadDimension", "transpose"))
+
+
+def _parse_lead_dim(p) -> dict:
+    """``leadDimension 32 [transpose] {attrs}`` or the older ``{leadDimension = 32 : index}``."""
+    attrs = {}
+    if p.accept("leadDimension"):
+        attrs["leadDimension"] = IntegerAttr(p.parse_integer("lead dimension"), index)
+        if p.accept("transpose"):
+            attrs["transpose"] = UnitAttr()
+    aloc = p.loc()
+    attrs.update(p.parse_optional_attr_dict())
+    ld = attrs.get("leadDimension")
+    if not isinstance(ld, IntegerAttr):
+        raise p.error("expected 'leadDimension' and an integer", aloc)
+    return attrs
 
 
 class SubgroupMmaComputeOp(Operation):
@@ -288,7 +313,7 @@ class SubgroupMmaComputeOp(Operation):
         super().__init__([a, b, c], [c.type], location=location)
 
     def print_(self, p) -> None:
-        types = ", ".join(str(v.type) for v in self.operands)
+        types = ", ".join(str(v.type) for v in self.operands[:2])
         p.write(f"gpu.subgroup_mma_compute {p.values(self.operands)}{p.attr_dict(self)} : {types} -> "
                 f"{self.result.type}")
 
@@ -301,14 +326,15 @@ class SubgroupMmaComputeOp(Operation):
         tloc = p.loc()
         p.expect(":")
         types = p.parse_comma_list(p.parse_type)
-        if len(types) != 3:
-            raise p.error("expects 3 operand types", tloc)
+        if len(types) != 2:
+            raise p.error(f"expects the types of the A and B operands, got {len(types)} types", tloc)
         for v, t in zip(vals, types):
             p.check_type(v, t, tloc)
         p.expect("->")
+        rloc = p.loc()
         rt = p.parse_type()
         if rt != vals[2].type:
-            raise p.error("result type must be the accumulator's type", tloc)
+            raise p.error(f"result type {rt} must be the accumulator's type {vals[2].type}", rloc)
         op = cls(*vals, location=loc)
         op.attributes.update(attrs)
         return op
@@ -362,3 +388,5 @@ def _verify_mma_memref(op: Operation, m: Value, idx, mt) -> None:
         raise op.error("expects an !gpu.mma_matrix value")
     if any(v.type != index for v in idx):
         raise op.error("indices must be of index type")
+    if not isinstance(op.attributes.get("leadDimension"), IntegerAttr):
+        raise op.error("needs an integer 'leadDimension' attribute")
