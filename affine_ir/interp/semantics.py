@@ -1,0 +1,451 @@
+"""Exact scalar semantics: rounding to each float type, integer wrapping, and the helpers
+that the generated code calls for operations that are not a single Python operator.
+
+Representation of values while interpreting (see ``affine_ir.interpreter`` for the rules):
+
+- a float of any type is a Python ``float`` whose value is exactly representable in the
+  type (f16/bf16/f32 values are widened exactly into the f64 Python float);
+- an integer of width ``w`` (``index`` is width 64) is a Python ``int`` holding the
+  *signed* two's-complement reading of its bits, in ``[-2**(w-1), 2**(w-1))``; ``i1``
+  true is therefore ``-1``;
+- vectors are numpy arrays (see :mod:`.vectors`).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+
+from ..types import FloatType, IndexType, IntegerType, Type
+
+INF = math.inf
+NAN = math.nan
+
+
+class Trap(Exception):
+    """A runtime failure inside generated code; the driver adds the op and its location."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class OutOfBounds(Trap):
+    """An access outside its memref (``extent``: the shape of a vector access); the driver
+    formats it with the op and the memref type."""
+
+    def __init__(self, shape: tuple, index: tuple, extent: tuple | None = None):
+        super().__init__(f"index {tuple(index)} is out of bounds")
+        self.shape = tuple(shape)
+        self.index = tuple(index)
+        self.extent = extent
+
+
+class Unsupported(Trap):
+    """An op the interpreter has no semantics for; the message is used as it is."""
+
+
+# ----------------------------------------------------------------------------------------
+# Type information
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalarInfo:
+    """What the interpreter needs to know about a scalar type."""
+
+    name: str  # "f32", "i32", "index", ...
+    is_float: bool
+    width: int  # bits (index: 64)
+    np_dtype: object  # numpy dtype of arrays holding it (None if no numpy equivalent)
+    mv_format: str  # memoryview format of flat storage ('' when unsupported)
+
+    @property
+    def half(self) -> int:
+        return 1 << (self.width - 1)
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.width) - 1
+
+    @property
+    def min_signed(self) -> int:
+        return -(1 << (self.width - 1))
+
+    @property
+    def max_signed(self) -> int:
+        return (1 << (self.width - 1)) - 1
+
+
+_INT_FORMATS = {1: ("?", np.bool_), 8: ("b", np.int8), 16: ("h", np.int16), 32: ("i", np.int32), 64: ("q", np.int64)}
+_FLOATS = {
+    "f16": ScalarInfo("f16", True, 16, np.dtype(np.float16), "H"),
+    "bf16": ScalarInfo("bf16", True, 16, np.dtype(ml_dtypes.bfloat16), "H"),
+    "f32": ScalarInfo("f32", True, 32, np.dtype(np.float32), "f"),
+    "f64": ScalarInfo("f64", True, 64, np.dtype(np.float64), "d"),
+}
+
+
+def scalar_info(t: Type) -> ScalarInfo:
+    """The :class:`ScalarInfo` of a scalar IR type; TypeError for other types."""
+    if isinstance(t, FloatType):
+        return _FLOATS[t.name]
+    if isinstance(t, IndexType):
+        return ScalarInfo("index", False, 64, np.dtype(np.int64), "q")
+    if isinstance(t, IntegerType):
+        fmt, dt = _INT_FORMATS.get(t.width, ("", None))
+        return ScalarInfo(f"i{t.width}", False, t.width, None if dt is None else np.dtype(dt), fmt)
+    raise TypeError(f"not a scalar type: {t}")
+
+
+# ----------------------------------------------------------------------------------------
+# Float rounding (round to nearest, ties to even)
+# ----------------------------------------------------------------------------------------
+
+# (precision in bits including the implicit one, minimum normal exponent, largest finite)
+FORMATS = {
+    "f16": (11, -14, 65504.0),
+    "bf16": (8, -126, float.fromhex("0x1.fep127")),
+    "f32": (24, -126, float.fromhex("0x1.fffffep127")),
+    "f64": (53, -1022, float.fromhex("0x1.fffffffffffffp1023")),
+}
+
+
+def _make_rounder(p: int, emin: int, maxf: float):
+    frexp, ldexp, copysign = math.frexp, math.ldexp, math.copysign
+
+    def rnd(x: float) -> float:
+        if x != x or x == 0.0 or x == INF or x == -INF:
+            return x
+        e = frexp(x)[1] - 1  # 2**e <= |x| < 2**(e+1)
+        q = (e if e >= emin else emin) - (p - 1)  # exponent of one unit in the last place
+        v = ldexp(round(ldexp(x, -q)), q)  # scaling by a power of two is exact; round() ties to even
+        if v > maxf or v < -maxf:
+            return copysign(INF, x)
+        return v if v != 0.0 else copysign(0.0, x)
+
+    return rnd
+
+
+round_f16 = _make_rounder(*FORMATS["f16"])
+round_bf16 = _make_rounder(*FORMATS["bf16"])
+round_f32 = _make_rounder(*FORMATS["f32"])
+
+
+def round_f64(x: float) -> float:
+    return x
+
+
+ROUNDERS = {"f16": round_f16, "bf16": round_bf16, "f32": round_f32, "f64": round_f64}
+
+
+def new_scratch32():
+    """A one-element float32 buffer: ``s[0] = x; y = s[0]`` rounds ``x`` to f32 (the C cast
+    from double to float rounds to nearest even and overflows to inf)."""
+    return memoryview(bytearray(4)).cast("f")
+
+
+def round_ratio(n: int, d: int, fmt: str) -> float:
+    """The rational ``n / d`` (``d > 0``) correctly rounded to the float format ``fmt``."""
+    p, emin, maxf = FORMATS[fmt]
+    if n == 0:
+        return 0.0
+    neg = n < 0
+    n = -n if neg else n
+    e = n.bit_length() - d.bit_length()
+    if (n < (d << e)) if e >= 0 else ((n << -e) < d):
+        e -= 1
+    q = (e if e >= emin else emin) - (p - 1)
+    num, den = (n, d << q) if q >= 0 else (n << -q, d)
+    m, r = divmod(num, den)
+    if 2 * r > den or (2 * r == den and m & 1):
+        m += 1
+    try:
+        v = math.ldexp(float(m), q)
+    except OverflowError:
+        v = INF
+    if v > maxf:
+        v = INF
+    return -v if neg else v
+
+
+def int_to_float(a: int, fmt: str) -> float:
+    """The integer ``a`` correctly rounded to ``fmt`` (one rounding, also beyond 2**53)."""
+    if -(1 << 53) <= a <= (1 << 53):
+        return ROUNDERS[fmt](float(a))
+    return round_ratio(a, 1, fmt)
+
+
+# ----------------------------------------------------------------------------------------
+# Integers
+# ----------------------------------------------------------------------------------------
+
+
+def wrap(x: int, width: int) -> int:
+    """``x`` wrapped to ``width`` bits, read as signed."""
+    h = 1 << (width - 1)
+    return ((x + h) & ((h << 1) - 1)) - h
+
+
+def divsi(a: int, b: int, w: int) -> int:
+    if b == 0:
+        raise Trap("integer division by zero")
+    if b == -1 and a == -(1 << (w - 1)):
+        raise Trap(f"signed division overflow ({a} / -1 does not fit in i{w})")
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def divui(a: int, b: int, w: int) -> int:
+    m = (1 << w) - 1
+    if b & m == 0:
+        raise Trap("integer division by zero")
+    return wrap((a & m) // (b & m), w)
+
+
+def remsi(a: int, b: int, w: int) -> int:
+    if b == 0:
+        raise Trap("integer remainder by zero")
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def remui(a: int, b: int, w: int) -> int:
+    m = (1 << w) - 1
+    if b & m == 0:
+        raise Trap("integer remainder by zero")
+    return wrap((a & m) % (b & m), w)
+
+
+def floordivsi(a: int, b: int, w: int) -> int:
+    if b == 0:
+        raise Trap("integer division by zero")
+    if b == -1 and a == -(1 << (w - 1)):
+        raise Trap(f"signed division overflow ({a} / -1 does not fit in i{w})")
+    return a // b
+
+
+def ceildivsi(a: int, b: int, w: int) -> int:
+    if b == 0:
+        raise Trap("integer division by zero")
+    if b == -1 and a == -(1 << (w - 1)):
+        raise Trap(f"signed division overflow ({a} / -1 does not fit in i{w})")
+    return -((-a) // b)
+
+
+def bad_shift(b: int, w: int):
+    raise Trap(f"shift amount {b & ((1 << w) - 1)} is not less than the bit width {w} (poison)")
+
+
+# ----------------------------------------------------------------------------------------
+# Floats
+# ----------------------------------------------------------------------------------------
+
+
+def fdiv0(a: float, b: float) -> float:
+    """``a / b`` for ``b == ±0`` as IEEE 754 defines it."""
+    if a != a or a == 0.0:
+        return NAN
+    return math.copysign(INF, a) * math.copysign(1.0, b)
+
+
+def remf(a: float, b: float) -> float:
+    """C ``fmod``: the exact remainder with the dividend's sign."""
+    if a != a or b != b or b == 0.0 or a in (INF, -INF):
+        return NAN
+    if b in (INF, -INF):
+        return a
+    return math.fmod(a, b)
+
+
+def maximumf(a: float, b: float) -> float:
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a > b:
+        return a
+    if b > a:
+        return b
+    return b if a == 0.0 and math.copysign(1.0, a) < 0 else a
+
+
+def minimumf(a: float, b: float) -> float:
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a < b:
+        return a
+    if b < a:
+        return b
+    return b if a == 0.0 and math.copysign(1.0, a) > 0 else a
+
+
+def fptosi(x: float, w: int) -> int:
+    if x != x or x in (INF, -INF):
+        raise Trap(f"cannot convert {x} to i{w}")
+    t = math.trunc(x)
+    if not -(1 << (w - 1)) <= t < (1 << (w - 1)):
+        raise Trap(f"{x!r} is out of the range of signed i{w}")
+    return t
+
+
+def fptoui(x: float, w: int) -> int:
+    if x != x or x in (INF, -INF):
+        raise Trap(f"cannot convert {x} to i{w}")
+    t = math.trunc(x)
+    if not 0 <= t < (1 << w):
+        raise Trap(f"{x!r} is out of the range of unsigned i{w}")
+    return wrap(t, w)
+
+
+_PACK = {"f16": ("<e", "<H", 0), "bf16": ("<f", "<I", 16), "f32": ("<f", "<I", 0), "f64": ("<d", "<Q", 0)}
+
+
+def float_bits(x: float, fmt: str) -> int:
+    """The bit pattern (unsigned) of the ``fmt`` value ``x`` (exactly representable)."""
+    ff, fi, shift = _PACK[fmt]
+    return struct.unpack(fi, struct.pack(ff, x))[0] >> shift
+
+
+def float_from_bits(bits: int, fmt: str) -> float:
+    ff, fi, shift = _PACK[fmt]
+    return struct.unpack(ff, struct.pack(fi, bits << shift))[0]
+
+
+def bitcast(x, src: str, dst: str, dst_width: int):
+    """``arith.bitcast`` between same-width scalar types (names as in :class:`ScalarInfo`)."""
+    bits = float_bits(x, src) if src in FORMATS else x & ((1 << dst_width) - 1)
+    return float_from_bits(bits, dst) if dst in FORMATS else wrap(bits, dst_width)
+
+
+# ----------------------------------------------------------------------------------------
+# math dialect: computed in float64, the caller rounds once to the result type
+# ----------------------------------------------------------------------------------------
+
+
+def m_exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return INF
+
+
+def m_exp2(x: float) -> float:
+    try:
+        return math.pow(2.0, x)
+    except OverflowError:
+        return INF
+
+
+def _log(fn, x: float) -> float:
+    if x > 0.0:
+        return fn(x)
+    if x == 0.0:
+        return -INF
+    return x if x != x else NAN
+
+
+def m_log(x: float) -> float:
+    return _log(math.log, x)
+
+
+def m_log2(x: float) -> float:
+    return _log(math.log2, x)
+
+
+def m_sqrt(x: float) -> float:
+    if x >= 0.0:
+        return math.sqrt(x)
+    return x if x != x else NAN
+
+
+def m_rsqrt(x: float) -> float:
+    if x == 0.0:
+        return math.copysign(INF, x)
+    return 1.0 / m_sqrt(x)
+
+
+def m_sin(x: float) -> float:
+    return NAN if x in (INF, -INF) else math.sin(x)
+
+
+def m_cos(x: float) -> float:
+    return NAN if x in (INF, -INF) else math.cos(x)
+
+
+def _round_integral(fn, x: float) -> float:
+    if x != x or x in (INF, -INF):
+        return x
+    r = float(fn(x))
+    return r if r != 0.0 else math.copysign(0.0, x)
+
+
+def m_floor(x: float) -> float:
+    return _round_integral(math.floor, x)
+
+
+def m_ceil(x: float) -> float:
+    return _round_integral(math.ceil, x)
+
+
+def m_powf(a: float, b: float) -> float:
+    """C99 ``pow`` in float64."""
+    odd_int = b == b and b not in (INF, -INF) and b == math.floor(b) and math.fmod(b, 2.0) != 0.0
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return -INF if a < 0 and odd_int else INF
+    except ValueError:
+        if a == 0.0:  # 0 ** negative
+            return math.copysign(INF, a) if odd_int else INF
+        return NAN
+
+
+def m_fma(a: float, b: float, c: float, fmt: str) -> float:
+    """``a * b + c`` with one rounding to ``fmt`` (exact rational arithmetic)."""
+    if not all(map(math.isfinite, (a, b, c))):
+        return a * b + c  # inf/nan rules; nothing to round
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return a * b + c  # the IEEE sign of an exact zero (finite inputs: a*b is then an exact product or 0)
+    return round_ratio(exact.numerator, exact.denominator, fmt)
+
+
+MATH_UNARY = {
+    "exp": "m_exp", "exp2": "m_exp2", "log": "m_log", "log2": "m_log2", "tanh": "math.tanh",
+    "sqrt": "m_sqrt", "rsqrt": "m_rsqrt", "erf": "math.erf", "absf": "math.fabs", "sin": "m_sin",
+    "cos": "m_cos", "floor": "m_floor", "ceil": "m_ceil",
+}
+
+
+# ----------------------------------------------------------------------------------------
+# Tables for f16/bf16 storage (kept as 16-bit patterns in memory)
+# ----------------------------------------------------------------------------------------
+
+_TABLES: dict[str, list] = {}
+
+
+def bits_table(fmt: str) -> list:
+    """``table[bits]`` is the Python float of the 16-bit pattern ``bits`` of ``fmt``."""
+    t = _TABLES.get(fmt)
+    if t is None:
+        dt = np.float16 if fmt == "f16" else ml_dtypes.bfloat16
+        with np.errstate(all="ignore"):
+            t = _TABLES[fmt] = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt).astype(
+                np.float64).tolist()
+    return t
+
+
+def f16_bits(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
+
+
+def bf16_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16

@@ -1,0 +1,113 @@
+"""Composite layers: ``attention`` and ``mlp``, as separate nests joined by f32 temporaries
+(the unfused input that the fusion passes later improve)."""
+
+from __future__ import annotations
+
+from ..dialects.builtin import ModuleOp
+from ._kernel import Kernel, check_size
+from .elementwise import GELU_APPROXIMATIONS, UNARY_OPS, emit_unary
+from .linalg import emit_matmul_body
+from .norm import emit_softmax
+
+ACTIVATIONS = (None, *UNARY_OPS)
+
+
+def attention(B, H, S, D, dtype: str = "f32", causal: bool = False, scale: float | None = None) -> ModuleOp:
+    """``@attention(%Q, %K, %V, %O)``: scaled dot-product attention per batch and head.
+
+    ``Q, K, V, O`` are ``[B, H, S, D]``; ``O[b, h] = softmax(Q[b, h] @ K[b, h]^T * scale) @ V[b, h]``
+    with ``scale = 1/sqrt(D)`` by default. With ``causal``, query ``i`` attends to keys
+    ``j <= i`` only: every ``j`` loop runs ``0 to i + 1`` (masked entries are never touched).
+    Nests, joined by f32 temporaries ``%scores``, ``%max``, ``%sum`` and ``%probs``:
+
+    1. ``scores = 0`` over ``(%b, %h, %i, %j)``
+    2. ``scores[b, h, i, j] += Q[b, h, i, d] * K[b, h, j, d]`` over ``(%b, %h, %i, %j, %d)``
+    3-5. ``probs = softmax(scores * scale)`` along ``j`` (row max, exp + row sum, normalize)
+    6. ``O = 0`` (``%acc`` for f16/bf16)
+    7. ``O[b, h, i, d] += probs[b, h, i, j] * V[b, h, j, d]`` over ``(%b, %h, %i, %d, %j)``
+    8. (f16/bf16 only) ``O = truncf(acc)``
+    """
+    B, H, S, D = check_size(B, "B"), check_size(H, "H"), check_size(S, "S"), check_size(D, "D")
+    k = Kernel("attention", dtype, (B, H, S, D))
+    b = k.b
+    qkv = (B, H, S, D)
+    with k.function(Q=qkv, K=qkv, V=qkv, O=qkv) as (Q, K, V, O):
+        scores = k.temp("scores", (B, H, S, S))
+        mx, sm = k.temp("max", (B, H, S)), k.temp("sum", (B, H, S))
+        probs = k.temp("probs", (B, H, S, S))
+        acc = k.accumulator(O, qkv)
+        if scale is not None:
+            sc = k.const(float(scale))
+        elif isinstance(D, int):
+            sc = k.const(1.0 / D ** 0.5)
+        else:
+            d = k.count(D)
+            with k.prologue():
+                sc = b.divf(k.const(1.0), b.sqrt(d))
+        heads = [("b", B), ("h", H), ("i", S)]
+
+        def j_upper(ivs):
+            return ivs[2] + 1 if causal else S
+
+        # 1-2: scores = Q @ K^T
+        _nested_contraction(k, scores, heads, lambda ivs: [("j", j_upper(ivs))], [("d", D)],
+                            lambda ivs: [ivs[0], ivs[1], ivs[2], ivs[3]],
+                            lambda ivs: [k.load(Q, [ivs[0], ivs[1], ivs[2], ivs[4]]),
+                                         k.load(K, [ivs[0], ivs[1], ivs[3], ivs[4]])])
+        # 3-5: probs = softmax(scores * scale)
+        emit_softmax(k, scores, probs, heads, ("j", S), lambda r, a: [*r, a], list, mx, sm, scale=sc,
+                     axis_upper=j_upper if causal else None)
+        # 6-7: O = probs @ V
+        _nested_contraction(k, acc, heads, lambda ivs: [("d", D)], [("j", j_upper)],
+                            lambda ivs: [ivs[0], ivs[1], ivs[2], ivs[3]],
+                            lambda ivs: [k.load(probs, [ivs[0], ivs[1], ivs[2], ivs[4]]),
+                                         k.load(V, [ivs[0], ivs[1], ivs[4], ivs[3]])])
+        k.copy_out(acc, O, [*heads, ("d", D)], lambda ivs: ivs)
+    return k.module
+
+
+def _nested_contraction(k: Kernel, acc, outer, inner_out, red, out_index, terms) -> None:
+    """Zero-init nest and accumulate nest where the innermost output loop and the reduction
+    loop bounds may depend on outer IVs: ``inner_out(ivs)`` gives the spec list of the
+    last output loop(s) from the outer IVs; a reduction spec's bound may be a callable of them."""
+    b = k.b
+    zero = k.const(0.0, acc.type.element_type)
+    with k.loops(*outer) as o, k.loops(*inner_out(o)) as p:
+        k.store(zero, acc, out_index([*o, *p]))
+    with k.loops(*outer) as o, k.loops(*inner_out(o)) as p:
+        red_specs = [(n, ub(o) if callable(ub) else ub) for n, ub in red]
+        with k.loops(*red_specs) as r:
+            ivs = [*o, *p, *r]
+            x, y = terms(ivs)
+            prod = b.mulf(x, y)
+            k.update(acc, out_index(ivs), lambda c: b.addf(c, prod))
+
+
+def mlp(M, N, K, dtype: str = "f32", activation: str | None = "gelu", approximate: str = "none") -> ModuleOp:
+    """``@mlp(%X, %W, %bias, %Y)``: one dense layer, ``Y = activation(X @ W + bias)``.
+
+    ``X[M, K]``, ``W[K, N]``, ``bias[N]``, ``Y[M, N]``. ``activation`` is any unary op name
+    (gelu -- erf form, or tanh form with ``approximate="tanh"`` --, relu, ...) or None.
+    Nests, joined by the f32 temporary ``%tmp[M, N]``: ``tmp = 0``; ``tmp[i, j] += X[i, k] *
+    W[k, j]`` over ``(%i, %j, %k)``; the epilogue ``Y[i, j] = activation(tmp[i, j] + bias[j])``
+    over ``(%i, %j)``, rounded once when stored.
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if approximate not in GELU_APPROXIMATIONS:
+        raise ValueError(f"approximate must be one of {GELU_APPROXIMATIONS}, got {approximate!r}")
+    M, N, K = check_size(M, "M"), check_size(N, "N"), check_size(K, "K")
+    k = Kernel("mlp", dtype, (M, N, K))
+    b = k.b
+    with k.function(X=(M, K), W=(K, N), bias=(N,), Y=(M, N)) as (X, W, bias, Y):
+        tmp = k.temp("tmp", (M, N))
+        emit_matmul_body(k, X, W, Y, M, N, K, acc=tmp)
+        with k.loops(("i", M), ("j", N)) as (i, j):
+            v = b.addf(k.load(tmp, [i, j]), k.load(bias, [j]))
+            if activation is not None:
+                v = emit_unary(k, activation, v, approximate)
+            k.store(v, Y, [i, j])
+    return k.module
+
+
+__all__ = ["ACTIVATIONS", "attention", "mlp"]
