@@ -84,7 +84,11 @@ class Lexer:
             return Token("eof", "", self.pos, self.location(self.pos))
         m = _TOKEN.match(self.text, self.pos)
         if m is None:
-            raise ParseError(f"unexpected character {self.text[self.pos]!r}", self.location(self.pos))
+            ch = self.text[self.pos]
+            if ch == '"' or self.text.startswith('@"', self.pos):
+                raise ParseError("unterminated string literal (missing closing '\"' on this line)",
+                                 self.location(self.pos))
+            raise ParseError(f"unexpected character {ch!r}", self.location(self.pos))
         kind = m.lastgroup
         text = m.group(kind)
         if kind == "float" and text[0] in "+-":

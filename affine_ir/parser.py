@@ -7,7 +7,10 @@ their own custom syntax through the helper methods of :class:`Parser`.
 
 from __future__ import annotations
 
+import math
 import re
+import struct
+import warnings
 from collections.abc import Callable
 
 from .affine_expr import AffineExpr
@@ -30,6 +33,7 @@ from .types import (
     FloatType,
     FunctionType,
     GPUAddressSpace,
+    IndexType,
     IntegerType,
     MMAMatrixType,
     Type,
@@ -44,6 +48,8 @@ from .types import (
 
 _SHAPE = re.compile(r"((?:(?:\d+|\?)x)*)")
 _SCALAR_NAMES = re.compile(r"(index|i\d+|f16|bf16|f32|f64)\Z")
+_MAX_INT_WIDTH = (1 << 24) - 1  # MLIR's IntegerType::kMaxWidth
+MAX_NESTING = 100  # regions, parentheses, arrays, function types
 
 
 class Parser:
@@ -53,10 +59,14 @@ class Parser:
         self.lex = Lexer(text, filename, line_offset)
         self.aliases: dict[str, object] = {}
         # Each scope: (names -> values, isolated?)
-        self.scopes: list[tuple[dict[str, Value], bool]] = [({}, True)]
+        self.scopes: list[tuple[dict[str, list[Value]], bool]] = [({}, True)]
         # Entry blocks of regions being parsed that are affine scopes (function bodies):
         # their values are valid symbols before the enclosing op exists.
         self.scope_blocks: set[int] = set()
+        # How each value was last written as an operand (``%x``, ``%r#1``), for messages.
+        self.spellings: dict[int, str] = {}
+        # Current nesting of regions, parentheses, arrays and function types (see ``enter``).
+        self.depth = 0
 
     # -- tokens -----------------------------------------------------------------
     def peek(self) -> Token:
@@ -113,17 +123,47 @@ class Parser:
             self.expect(close)
         return items
 
+    def enter(self, what: str) -> None:
+        """Go one level deeper (a region, a parenthesis, ...); call ``leave`` after.
+
+        Nesting is bounded so that parsing, verifying and printing what was parsed
+        stay well inside Python's recursion limit.
+        """
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"{what} nested more than {MAX_NESTING} levels deep")
+        self.depth += 1
+
+    def leave(self) -> None:
+        self.depth -= 1
+
     # -- integers ---------------------------------------------------------------
     def parse_integer(self, what: str = "integer") -> int:
+        """A (possibly negative) decimal or hex integer that fits in 64 bits, as MLIR's ``int64_t``."""
+        loc = self.loc()
         neg = self.accept("-")
         tok = self.peek()
-        if tok.kind == "int":
+        if tok.kind == "int" or (tok.kind == "hex" and not neg):
             self.next()
-            return -int(tok.text) if neg else int(tok.text)
-        if tok.kind == "hex" and not neg:
-            self.next()
-            return int(tok.text, 16)
+            value = int(tok.text, 0) if tok.kind == "hex" else int(tok.text)
+            return self.check_int64(-value if neg else value, loc)
         raise self.error(f"expected {what}, found {_describe(tok)}")
+
+    def check_int64(self, value: int, loc: Location) -> int:
+        if not -(1 << 63) <= value < (1 << 63):
+            raise self.error(f"integer {value} does not fit in 64 bits", loc)
+        return value
+
+    def parse_symbol_name(self, what: str = "symbol name (@name)") -> str:
+        """``@name`` or ``@"any name"``, without the ``@``."""
+        tok = self.expect_kind("symbol", what)
+        return self.unquote(tok.text[1:], tok.loc) if tok.text[1] == '"' else tok.text[1:]
+
+    def unquote(self, text: str, loc: Location) -> str:
+        """The value of the string literal ``text`` (MLIR escapes: ``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\XX``)."""
+        try:
+            return _unquote(text)
+        except ValueError as e:
+            raise self.error(str(e), loc) from None
 
     # -- values -----------------------------------------------------------------
     def push_scope(self, isolated: bool = False) -> None:
@@ -132,22 +172,31 @@ class Parser:
     def pop_scope(self) -> None:
         self.scopes.pop()
 
-    def define(self, tok: Token, value: Value) -> None:
-        """Bind the SSA name in ``tok`` to ``value`` in the innermost scope."""
+    def define(self, tok: Token, value: Value | list[Value]) -> None:
+        """Bind the SSA name in ``tok`` to ``value`` (or a result group ``%r:2``) in the innermost scope."""
         name = tok.text
         for names, isolated in reversed(self.scopes):
             if name in names:
                 raise self.error(f"redefinition of SSA value '{name}'", tok.loc)
             if isolated:
                 break
-        self.scopes[-1][0][name] = value
+        values = value if isinstance(value, list) else [value]
+        self.scopes[-1][0][name] = values
         hint = name[1:]
-        value.name_hint = None if hint.isdigit() else hint
+        for v in values:
+            v.name_hint = None if hint.isdigit() else hint
 
     def lookup(self, tok: Token) -> Value:
+        """The value ``%name`` or ``%name#k`` (result ``k`` of a group; ``%name`` alone is ``%name#0``)."""
+        name, _, number = tok.text.partition("#")
+        k = int(number) if number else 0
         for names, isolated in reversed(self.scopes):
-            if tok.text in names:
-                return names[tok.text]
+            if name in names:
+                group = names[name]
+                if k >= len(group):
+                    raise self.error(f"reference to invalid result number '{tok.text}' ('{name}' has "
+                                     f"{len(group)} result{'s' if len(group) != 1 else ''})", tok.loc)
+                return group[k]
             if isolated:
                 break
         raise self.error(f"use of undefined value '{tok.text}'", tok.loc)
@@ -163,6 +212,7 @@ class Parser:
         """A use of an SSA value; checks its type when ``type_`` is given."""
         tok = self.expect_kind("value", "SSA operand")
         v = self.lookup(tok)
+        self.spellings[id(v)] = tok.text
         if type_ is not None and v.type != type_:
             raise self.error(f"'{tok.text}' has type {v.type}, expected {type_}", tok.loc)
         return v
@@ -173,14 +223,18 @@ class Parser:
         return self.parse_comma_list(self.parse_operand, close)
 
     def check_type(self, v: Value, t: Type, loc: Location) -> None:
+        """ParseError at ``loc`` (the written type) unless ``v`` has type ``t``."""
         if v.type != t:
-            raise self.error(f"operand has type {v.type}, but the op expects {t}", loc)
+            name = self.spellings.get(id(v), "operand")
+            raise self.error(f"type mismatch: {name} has type {v.type}, but the op expects {t}", loc)
 
     # -- types ------------------------------------------------------------------
     def parse_type(self) -> Type:
         tok = self.peek()
         if tok.kind == "id":
             if _SCALAR_NAMES.match(tok.text):
+                if tok.text[0] == "i" and tok.text[1:].isdigit() and not 0 < int(tok.text[1:]) <= _MAX_INT_WIDTH:
+                    raise self.error(f"invalid integer type '{tok.text}': the width must be 1 to {_MAX_INT_WIDTH}")
                 self.next()
                 return scalar(tok.text)
             if tok.text in ("memref", "vector"):
@@ -196,10 +250,13 @@ class Parser:
         return self.parse_type()
 
     def parse_function_type(self) -> FunctionType:
+        self.enter("function types")
         self.expect("(")
         ins = self.parse_comma_list(self.parse_type, ")")
         self.expect("->")
-        return FunctionType(tuple(ins), tuple(self.parse_result_types()))
+        ft = FunctionType(tuple(ins), tuple(self.parse_result_types()))
+        self.leave()
+        return ft
 
     def parse_result_types(self) -> list[Type]:
         """``f32`` or ``(f32, i32)`` or ``()``."""
@@ -217,6 +274,11 @@ class Parser:
         self.expect("<")
         start = self.loc()
         shape = self._parse_shape()
+        tok = self.peek()
+        if not ((tok.kind == "id" and (_SCALAR_NAMES.match(tok.text) or tok.text in ("memref", "vector")))
+                or tok.kind == "bang" or tok.text == "("):
+            raise self.error(f"expected a dimension size ('4x', '?x') or the element type in the {kind} type, "
+                             f"found {_describe(tok)}")
         elem = self.parse_type()
         if isinstance(elem, (FunctionType, VectorType)) or elem.__class__.__name__ == "MemRefType":
             raise self.error(f"invalid {kind} element type {elem}", start)
@@ -265,10 +327,9 @@ class Parser:
             return self._parse_hash_attribute()
         if tok.kind == "string":
             self.next()
-            return _unquote(tok.text)
+            return self.unquote(tok.text, tok.loc)
         if tok.kind == "symbol":
-            self.next()
-            return SymbolRefAttr(tok.text[1:].strip('"'))
+            return SymbolRefAttr(self.parse_symbol_name())
         if tok.text in ("true", "false") and tok.kind == "id":
             self.next()
             return tok.text == "true"
@@ -276,8 +337,11 @@ class Parser:
             self.next()
             return UnitAttr()
         if tok.text == "[":
+            self.enter("array attributes")
             self.next()
-            return ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "]")))
+            array = ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "]")))
+            self.leave()
+            return array
         if tok.text in ("affine_map", "affine_set") and tok.kind == "id":
             return self.parse_affine_map_or_set()
         if tok.text == "dense" and tok.kind == "id":
@@ -304,19 +368,32 @@ class Parser:
         """An IntegerAttr or FloatAttr for a literal token of type ``t``."""
         if isinstance(t, FloatType):
             if tok.kind == "hex":
+                bits = int(tok.text, 16)
                 if neg:
                     raise self.error("hexadecimal float literal cannot be negative", loc)
-                return FloatAttr(float_from_bits(int(tok.text, 16), t), t)
+                if bits >> t.width:
+                    raise self.error(f"hexadecimal float constant {tok.text} out of range for {t}", loc)
+                return FloatAttr(_canonical_nan(float_from_bits(bits, t)), t)
             value = float(tok.text)
-            return FloatAttr(round_float(-value if neg else value, t), t)
+            with warnings.catch_warnings():  # numpy warns when a large value rounds to inf
+                warnings.simplefilter("ignore", RuntimeWarning)
+                rounded = round_float(-value if neg else value, t)
+            if math.isinf(rounded) and not math.isinf(value):
+                raise self.error(f"float constant {'-' if neg else ''}{tok.text} out of range for {t}", loc)
+            return FloatAttr(_canonical_nan(rounded), t)
+        if not isinstance(t, (IntegerType, IndexType)):
+            raise self.error(f"a number needs an integer, index or float type, found {t}", loc)
         if tok.kind == "float":
             raise self.error(f"floating point literal for integer type {t}", loc)
-        value = int(tok.text, 0)
+        value = int(tok.text, 16) if tok.kind == "hex" else int(tok.text)
         value = -value if neg else value
-        if isinstance(t, IntegerType) and t.width > 1 and not -(1 << t.width) < value < (1 << t.width):
+        width = t.width if isinstance(t, IntegerType) else 64
+        if not -(1 << (width - 1)) <= value < (1 << width):
             raise self.error(f"integer constant {value} out of range for {t}", loc)
-        if t == i1 and value not in (0, 1, -1):
-            raise self.error(f"integer constant {value} out of range for i1", loc)
+        if t == i1:
+            return IntegerAttr(value & 1, t)
+        if value >= 1 << (width - 1):
+            value -= 1 << width  # signless integers print signed, as MLIR does: 255 : i8 is -1 : i8
         return IntegerAttr(value, t)
 
     def _parse_dense(self):
@@ -347,6 +424,8 @@ class Parser:
         vals = []
         for tok, neg in elems:
             if tok.text in ("true", "false"):
+                if el != i1 or neg:
+                    raise self.error(f"'{tok.text}' in a dense literal of {el} elements", tok.loc)
                 vals.append(1 if tok.text == "true" else 0)
             else:
                 vals.append(self.make_number(tok, neg, el, tok.loc).value)
@@ -377,22 +456,35 @@ class Parser:
                 if depth == 0:
                     return self.lex.text[start : tok.pos + 1]
 
-    def parse_optional_attr_dict(self) -> dict:
-        """``{name = value, flag}`` if present, else ``{}``."""
+    def parse_optional_attr_dict(self) -> AttrDict:
+        """``{name = value, flag}`` if present, else an empty dict; remembers where it was."""
+        attrs = AttrDict()
+        attrs.loc = self.loc()
         if not self.at("{"):
-            return {}
+            return attrs
         self.next()
-        attrs: dict = {}
 
         def entry():
             tok = self.next()
             if tok.kind not in ("id", "string"):
                 raise self.error(f"expected attribute name, found {_describe(tok)}", tok.loc)
-            key = _unquote(tok.text) if tok.kind == "string" else tok.text
+            key = self.unquote(tok.text, tok.loc) if tok.kind == "string" else tok.text
+            if key in attrs:
+                raise self.error(f"duplicate attribute '{key}' in the attribute dictionary", tok.loc)
             attrs[key] = self.parse_attribute() if self.accept("=") else UnitAttr()
 
         self.parse_comma_list(entry, "}")
         return attrs
+
+    def add_attributes(self, op: Operation, attrs: dict) -> Operation:
+        """Add a parsed attribute dictionary to ``op``; it may not name the attributes the op's
+        syntax already set (like ``step`` of ``affine.for``)."""
+        for key in attrs:
+            if key in op.attributes:
+                raise self.error(f"'{key}' is set by the syntax of '{op.name}' and cannot appear in its attribute "
+                                 "dictionary", getattr(attrs, "loc", None))
+        op.attributes.update(attrs)
+        return op
 
     # -- affine maps and sets -------------------------------------------------------
     def parse_affine_map_or_set(self):
@@ -494,28 +586,35 @@ class Parser:
         e = self._affine_unary(atom)
         while True:
             tok = self.peek()
-            if tok.text == "*":
-                self.next()
-                e = e * self._affine_unary(atom)
-            elif tok.kind == "id" and tok.text in ("floordiv", "ceildiv", "mod"):
+            if tok.text == "*" or (tok.kind == "id" and tok.text in ("floordiv", "ceildiv", "mod")):
                 self.next()
                 rhs = self._affine_unary(atom)
-                e = getattr(e, tok.text)(rhs)
+                try:
+                    e = e * rhs if tok.text == "*" else getattr(e, tok.text)(rhs)
+                except AffineError as err:
+                    raise self.error(err.message, tok.loc) from None
             else:
                 return e
 
     def _affine_unary(self, atom) -> AffineExpr:
-        if self.accept("-"):
-            return -self._affine_unary(atom)
+        negate = False
+        while self.accept("-"):
+            negate = not negate
+        e = self._affine_primary(atom)
+        return -e if negate else e
+
+    def _affine_primary(self, atom) -> AffineExpr:
         tok = self.peek()
         if tok.text == "(":
+            self.enter("parentheses")
             self.next()
             e = self._affine_sum(atom)
             self.expect(")")
+            self.leave()
             return e
         if tok.kind == "int":
             self.next()
-            return AffineExpr.constant(int(tok.text))
+            return AffineExpr.constant(self.check_int64(int(tok.text), tok.loc))
         if tok.kind in ("id", "value"):
             return atom(tok)
         raise self.error(f"expected affine expression, found {_describe(tok)}")
@@ -538,18 +637,23 @@ class Parser:
     def parse_dim_and_symbol_list(self, m: AffineMap, loc: Location) -> list[Value]:
         """``(%a, %b)[%s]`` operands of ``m``; checks counts against the map."""
         self.expect("(")
-        dims = self.parse_operands(")")
-        syms = self.parse_operands("]") if self.accept("[") else []
+        dims = self.parse_comma_list(self._parse_index_operand, ")")
+        syms = self.parse_comma_list(self._parse_index_operand, "]") if self.accept("[") else []
         if len(dims) != m.num_dims or len(syms) != m.num_symbols:
+            kind = "set" if isinstance(m, IntegerSet) else "map"
             raise self.error(
-                f"map {m} takes {m.num_dims} dims and {m.num_symbols} symbols, "
-                f"got {len(dims)} and {len(syms)}",
+                f"{kind} {m} takes {_plural(m.num_dims, 'dim')} and {_plural(m.num_symbols, 'symbol')}, "
+                f"but {_plural(len(dims), 'dim operand')} and {_plural(len(syms), 'symbol operand')} were given",
                 loc,
             )
-        for v in dims + syms:
-            if v.type != index:
-                raise self.error(f"affine map operand has type {v.type}, expected index", loc)
         return dims + syms
+
+    def _parse_index_operand(self) -> Value:
+        tok = self.peek()
+        v = self.parse_operand()
+        if v.type != index:
+            raise self.error(f"affine operand '{tok.text}' has type {v.type}, expected index", tok.loc)
+        return v
 
     # -- regions and ops ------------------------------------------------------------
     def is_valid_symbol(self, v: Value) -> bool:
@@ -561,6 +665,8 @@ class Parser:
     def parse_region(self, args: list[tuple[Token, Type]] = (), isolated: bool = False,
                      affine_scope: bool | None = None) -> Region:
         """``{ ops }``; ``args`` are the entry block arguments the op syntax already named."""
+        open_loc = self.loc()
+        self.enter("regions")
         self.expect("{")
         self.push_scope(isolated)
         block = Block()
@@ -572,12 +678,14 @@ class Parser:
             self._parse_block_header(block, bool(args))
         while not self.at("}"):
             if self.peek().kind == "eof":
-                raise self.error("expected '}' to close the region")
+                raise self.error(f"expected '}}' to close the region opened at {open_loc.line}:{open_loc.col}, "
+                                 "found end of input")
             if self.peek().kind == "block":
                 raise self.error("regions with more than one block are not supported")
             block.append(self.parse_op())
         self.next()
         self.pop_scope()
+        self.leave()
         return Region([block])
 
     def _parse_block_header(self, block: Block, has_args: bool) -> None:
@@ -595,22 +703,28 @@ class Parser:
         self.expect(":")
 
     def parse_op(self) -> Operation:
-        """One op, with its result names bound."""
+        """One op, with its result names bound.
+
+        The op's location is where its statement starts: the first result name, or the
+        op name when it has no results.
+        """
+        loc = self.loc()
         results: list[Token] = []
         counts: list[int] = []
         if self.peek().kind == "value":
             while True:
                 tok = self.parse_value_name()
                 n = 1
-                if self.at(":"):
-                    self.next()
+                if self.accept(":"):
+                    cloc = self.loc()
                     n = self.parse_integer("result count")
+                    if n < 1:
+                        raise self.error(f"expected a positive result count, found {n}", cloc)
                 results.append(tok)
                 counts.append(n)
                 if not self.accept(","):
                     break
             self.expect("=")
-        loc = self.loc()
         tok = self.peek()
         if tok.kind == "string":
             raise self.error("the generic op form (\"op.name\"(...)) is not supported; use the custom syntax")
@@ -620,20 +734,17 @@ class Parser:
         cls = OP_REGISTRY.get(tok.text) or OP_REGISTRY.get("func." + tok.text) or OP_REGISTRY.get(
             "builtin." + tok.text)
         if cls is None:
-            raise self.error(f"unknown operation '{tok.text}'", loc)
+            raise self.error(f"unknown operation '{tok.text}'", tok.loc)
         op = cls.parse_(self, loc)
         op.location = loc
         total = sum(counts)
         if total != len(op.results):
-            raise self.error(f"'{cls.name}' defines {len(op.results)} results, but {total} names were given", loc)
+            n = len(op.results)
+            raise self.error(f"'{cls.name}' defines {n} result{'' if n == 1 else 's'}, but {total} "
+                             f"{'name was' if total == 1 else 'names were'} given", loc)
         k = 0
         for tok, n in zip(results, counts):
-            if n == 1:
-                self.define(tok, op.results[k])
-            else:
-                for j in range(n):
-                    self.scopes[-1][0][f"{tok.text}#{j}"] = op.results[k + j]
-                    op.results[k + j].name_hint = None
+            self.define(tok, op.results[k : k + n])
             k += n
         return op
 
@@ -670,6 +781,12 @@ class Parser:
                 raise self.error(f"redefinition of attribute alias '{tok.text}'", tok.loc)
             self.expect("=")
             self.aliases[tok.text] = self.parse_attribute()
+
+
+class AttrDict(dict):
+    """A parsed attribute dictionary; ``loc`` is where it starts (for errors about its entries)."""
+
+    loc: Location | None = None
 
 
 class SSAMapBuilder:
@@ -726,36 +843,55 @@ def _index_of(vs: list[Value], v: Value, make) -> AffineExpr:
     return make(len(vs) - 1)
 
 
+_NANS: dict[bytes, float] = {}
+
+
+def _canonical_nan(value: float) -> float:
+    """One float object per NaN bit pattern, so equal NaN constants compare equal (``nan != nan``)."""
+    if value != value:
+        return _NANS.setdefault(struct.pack("<d", value), value)
+    return value
+
+
+_ESCAPES = {'"': b'"', "\\": b"\\", "n": b"\n", "t": b"\t"}
+_HEX2 = re.compile(r"[0-9a-fA-F]{2}")
+
+
 def _unquote(text: str) -> str:
+    """The value of a string literal; ``\\XX`` escapes are UTF-8 bytes. ValueError on a bad escape."""
     body = text[1:-1]
-    out = []
+    out = bytearray()
     i = 0
     while i < len(body):
         ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in '"\\':
-                out.append(nxt)
-                i += 2
-                continue
-            if nxt == "n":
-                out.append("\n")
-                i += 2
-                continue
-            hx = body[i + 1 : i + 3]
-            if re.fullmatch(r"[0-9a-fA-F]{2}", hx):
-                out.append(chr(int(hx, 16)))
-                i += 3
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogatepass")
+            i += 1
+            continue
+        nxt = body[i + 1 : i + 2]
+        if nxt in _ESCAPES:
+            out += _ESCAPES[nxt]
+            i += 2
+        elif _HEX2.fullmatch(body, i + 1, i + 3):
+            out.append(int(body[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raise ValueError(f"unknown escape '\\{nxt}' in string literal")
+    return out.decode("utf-8", "replace")
 
 
-def _describe(tok: Token) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def describe_token(tok: Token) -> str:
+    """``'text'`` of a token for messages, or ``end of input``."""
     if tok.kind == "eof":
         return "end of input"
     return f"'{tok.text}'"
+
+
+_describe = describe_token
 
 
 def parse(text: str, filename: str = "<string>", line_offset: int = 0) -> Operation:
@@ -764,4 +900,9 @@ def parse(text: str, filename: str = "<string>", line_offset: int = 0) -> Operat
     Raises :class:`ParseError` at the first error, with file, line and column. The
     result is not verified; call ``verify`` for that (``affine_ir.parse`` does both).
     """
-    return Parser(text, filename, line_offset).parse_module()
+    parser = Parser(text, filename, line_offset)
+    try:
+        return parser.parse_module()
+    except RecursionError:
+        # A safety net: ``enter`` bounds the nesting we know of.
+        raise parser.error("input nested too deeply to parse") from None

@@ -12,10 +12,15 @@ import re
 from collections.abc import Sequence
 
 from .affine_map import AffineMap, IntegerSet
-from .attributes import UnitAttr, attr_str
+from .attributes import ArrayAttr, SymbolRefAttr, UnitAttr, attr_str, quote_string
 from .core import Block, Operation, Region, Value
 
 _NAME_OK = re.compile(r"[A-Za-z_$.][A-Za-z0-9_$.-]*\Z")
+
+
+def symbol_ref(name: str) -> str:
+    """``@name``, or ``@"quoted name"`` when the name is not a bare identifier."""
+    return "@" + (name if _NAME_OK.match(name) else quote_string(name))
 
 
 class Printer:
@@ -25,34 +30,51 @@ class Printer:
         self.out: list[str] = []
         self.indent = 0
         self.aliases: dict | None = {} if use_aliases else None
-        self._scopes: list[tuple[dict[Value, str], set[str], list[int]]] = []
+        self._alias_counts = {"map": 0, "set": 0}
+        # Per scope: value -> name, names used, [next %N, next %argN], next suffix per hint (%cst_3).
+        self._scopes: list[tuple[dict[Value, str], set[str], list[int], dict[str, int]]] = []
         self.push_name_scope()
 
     # -- names ------------------------------------------------------------------
     def push_name_scope(self) -> None:
-        self._scopes.append(({}, set(), [0, 0]))
+        self._scopes.append(({}, set(), [0, 0], {}))
 
     def pop_name_scope(self) -> None:
         self._scopes.pop()
 
     def _used(self, name: str) -> bool:
-        return any(name in used for _, used, _ in self._scopes)
+        return any(name in used for _, used, _, _ in self._scopes)
 
     def name_value(self, v: Value, is_arg: bool = False) -> str:
         """Assign (or return) the printed name of ``v`` in the current scope."""
-        for names, _, _ in reversed(self._scopes):
+        for names, *_ in reversed(self._scopes):
             if v in names:
-                return names[v]
-        names, used, counters = self._scopes[-1]
+                return "%" + names[v]
         hint = v.name_hint
         if hint is None and hasattr(v, "op") and hasattr(v.op, "suggest_name"):
             hint = v.op.suggest_name()
+        name = self._fresh_name(hint, is_arg)
+        self._scopes[-1][0][v] = name
+        return "%" + name
+
+    def name_result_group(self, results: Sequence[Value]) -> str:
+        """Name the results of a multi-result op as one group: ``%r:2`` (uses print ``%r#0``, ``%r#1``)."""
+        name = self._fresh_name(results[0].name_hint, False)
+        names = self._scopes[-1][0]
+        for k, r in enumerate(results):
+            names[r] = f"{name}#{k}"
+        return f"%{name}:{len(results)}"
+
+    def _fresh_name(self, hint: str | None, is_arg: bool) -> str:
+        _, used, counters, suffixes = self._scopes[-1]
         if hint and _NAME_OK.match(hint) and not hint.isdigit():
             name = hint
-            k = 0
+            k = suffixes.get(hint, 0)
             while self._used(name):
                 name = f"{hint}_{k}"
                 k += 1
+            if name != hint:
+                suffixes[hint] = k
         else:
             while True:
                 slot = 1 if is_arg else 0
@@ -60,12 +82,11 @@ class Printer:
                 counters[slot] += 1
                 if not self._used(name):
                     break
-        names[v] = name
         used.add(name)
-        return "%" + name
+        return name
 
     def value(self, v: Value) -> str:
-        for names, _, _ in reversed(self._scopes):
+        for names, *_ in reversed(self._scopes):
             if v in names:
                 return "%" + names[v]
         return "%<<UNKNOWN SSA VALUE>>"
@@ -88,13 +109,18 @@ class Printer:
         alias = self.aliases.get(m)
         if alias is None:
             kind = "map" if isinstance(m, AffineMap) else "set"
-            n = sum(1 for a in self.aliases.values() if a.startswith(f"#{kind}"))
+            n = self._alias_counts[kind]
+            self._alias_counts[kind] = n + 1
             alias = self.aliases[m] = f"#{kind}" + (str(n) if n else "")
         return alias
 
     def attr(self, a) -> str:
         if isinstance(a, (AffineMap, IntegerSet)):
             return self.map_ref(a)
+        if isinstance(a, SymbolRefAttr):
+            return symbol_ref(a.name)
+        if isinstance(a, ArrayAttr):
+            return "[" + ", ".join(self.attr(e) for e in a.elements) + "]"
         return attr_str(a)
 
     def attr_dict(self, op: Operation, elide: Sequence[str] = (), keyword: bool = False) -> str:
@@ -146,7 +172,9 @@ class Printer:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        if op.results:
+        if len(op.results) > 1 and len({r.name_hint for r in op.results}) == 1:
+            self.write(self.name_result_group(op.results) + " = ")
+        elif op.results:
             names = [self.name_value(r) for r in op.results]
             self.write(", ".join(names) + " = ")
         if op.isolated_from_above:
@@ -163,7 +191,8 @@ def print_op(op: Operation, use_aliases: bool = True) -> str:
     if op.parent is not None:
         _name_outer_values(p, op)
     p.op(op)
-    head = "".join(f"{name} = {attr_str(m)}\n" for m, name in (p.aliases or {}).items())
+    aliases = sorted((p.aliases or {}).items(), key=lambda item: isinstance(item[0], IntegerSet))
+    head = "".join(f"{name} = {attr_str(m)}\n" for m, name in aliases)
     return head + "".join(p.out).lstrip("\n") + "\n"
 
 

@@ -14,7 +14,10 @@ def verify(root: Operation) -> None:
     terminators appear only last in a block, and each op's ``verify_`` holds (types,
     map arities, index counts, yields vs results, positive steps, ...).
     """
-    _verify_op(root, set())
+    try:
+        _verify_op(root, set())
+    except RecursionError:
+        raise root.error("is nested too deeply to verify") from None
 
 
 def _verify_op(op: Operation, visible: set[int]) -> None:
@@ -23,6 +26,8 @@ def _verify_op(op: Operation, visible: set[int]) -> None:
             raise op.error(f"operand #{i} (%{v.name_hint or '?'} : {v.type}) does not dominate this use")
     inner = set() if op.isolated_from_above else visible
     for region in op.regions:
+        if len(region.blocks) > 1:
+            raise op.error(f"has a region with {len(region.blocks)} blocks; only single-block regions are supported")
         for block in region.blocks:
             scope = set(inner)
             scope.update(id(a) for a in block.args)

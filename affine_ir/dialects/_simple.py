@@ -37,7 +37,7 @@ class ElementwiseOp(Operation):
             p.check_type(v, t, tloc)
         _check_kind(p, cls, t, tloc)
         op = cls(*vals, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:

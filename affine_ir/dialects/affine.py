@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
 from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap, IntegerSet
 from ..core import Block, Operation, Region, Value
+from ..parser import describe_token
 from ..types import MemRefType, VectorType, index
 
 _SCOPE_OPS = ("func.func", "gpu.launch", "builtin.module")
@@ -50,6 +53,59 @@ def _check_map_operands(op: Operation, m: AffineMap, operands: Sequence[Value], 
             raise op.error(f"{what} operand %{v.name_hint or '?'} is used as a symbol but is not a valid symbol")
 
 
+_PLACEHOLDER = re.compile(r"\x00([ds])(\d+)\x00")
+
+
+def canonical_ssa_map(m: AffineMap, operands: Sequence[Value]) -> tuple[AffineMap, tuple[Value, ...]]:
+    """``m`` and ``operands`` as the text ``%i + 1, symbol(%n)`` (affine.load/store subscripts,
+    affine.parallel bounds) can express them: dims, then symbols, numbered in order of first
+    appearance in the printed results, a value repeated among the dims (or the symbols)
+    merged into one, unused ones dropped. Parsing what the printer writes gives exactly this,
+    so ops that print this way keep their maps in this form and print -> parse is exact.
+
+    Example: ``(d0, d1) -> (d1 + d0 floordiv 2)`` over ``(%i, %j)`` prints ``%j + %i floordiv 2``
+    and becomes ``(d0, d1) -> (d0 + d1 floordiv 2)`` over ``(%j, %i)``.
+    """
+    operands = tuple(operands)
+    if len(operands) != m.num_inputs:
+        return m, operands  # malformed: left for the verifier to report
+    # Which operands are the same value (a dim and a symbol never merge).
+    same = tuple(next(k for k in range(len(operands)) if operands[k] is v and (k < m.num_dims) == (j < m.num_dims))
+                 for j, v in enumerate(operands))
+    new, picks = _canonical_form(m, same)
+    return new, tuple(operands[k] for k in picks)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_form(m: AffineMap, same: tuple[int, ...]) -> tuple[AffineMap, tuple[int, ...]]:
+    """The canonical map for ``m`` whose operand ``j`` is the same value as operand ``same[j]``,
+    and the positions of the original operands that the new map takes."""
+    picks = tuple(range(len(same)))
+    for _ in range(4):  # renumbering can reorder div terms; settle (normally one round)
+        nd = m.num_dims
+        text = ", ".join(e.to_str([f"\x00d{k}\x00" for k in range(nd)],
+                                  [f"\x00s{k}\x00" for k in range(m.num_symbols)]) for e in m.results)
+        dims: list[int] = []
+        syms: list[int] = []
+        dim_repl: list[AffineExpr] = [AffineExpr.constant(0)] * nd
+        sym_repl: list[AffineExpr] = [AffineExpr.constant(0)] * m.num_symbols
+        for kind, k in _PLACEHOLDER.findall(text):
+            k = int(k)
+            j = k if kind == "d" else nd + k
+            group, repl, make = (dims, dim_repl, AffineExpr.dim) if kind == "d" else \
+                (syms, sym_repl, AffineExpr.symbol)
+            origin = same[picks[j]]
+            if origin not in group:
+                group.append(origin)
+            repl[k] = make(group.index(origin))
+        new = AffineMap(len(dims), len(syms), tuple(e.replace(dim_repl, sym_repl) for e in m.results))
+        new_picks = (*dims, *syms)
+        if new == m and new_picks == picks:
+            break
+        m, picks = new, new_picks
+    return m, picks
+
+
 def _print_bound(p, m: AffineMap, operands, prefix: str) -> None:
     if m.num_results == 1:
         e = m.results[0]
@@ -68,6 +124,8 @@ def _parse_bound(p, prefix: str) -> tuple[AffineMap, list[Value]]:
     loc = p.loc()
     if p.accept(prefix):
         m = p.parse_affine_map()
+        if m.num_results == 0:
+            raise p.error("a loop bound map needs at least one result", loc)
         return m, p.parse_dim_and_symbol_list(m, loc)
     tok = p.peek()
     if tok.kind == "int" or tok.text == "-":
@@ -79,17 +137,20 @@ def _parse_bound(p, prefix: str) -> tuple[AffineMap, list[Value]]:
         return AffineMap.identity(1), [v]
     if tok.kind == "hash" or tok.text == "affine_map":
         m = p.parse_affine_map()
+        if m.num_results == 0:
+            raise p.error("a loop bound map needs at least one result", loc)
         if m.num_results != 1:
             raise p.error(f"a bound map with {m.num_results} results needs '{prefix}'", loc)
         return m, p.parse_dim_and_symbol_list(m, loc)
-    raise p.error(f"expected loop bound (integer, SSA value, '{prefix}' or affine map), found '{tok.text}'")
+    raise p.error(f"expected loop bound (integer, SSA value, '{prefix}' or affine map), found {describe_token(tok)}")
 
 
 def _print_yield_region(p, region: Region, has_results: bool) -> None:
     """Print a region, eliding a trailing operand-less ``affine.yield``."""
     p.write("{")
     p.indent += 1
-    p.block_ops(region.blocks[0], skip_terminator_if=lambda op: isinstance(op, AffineYieldOp) and not op.operands)
+    p.block_ops(region.blocks[0], skip_terminator_if=lambda op: isinstance(op, AffineYieldOp) and not op.operands
+                and not op.attributes)
     p.indent -= 1
     p.newline()
     p.write("}")
@@ -228,7 +289,7 @@ class AffineForOp(Operation):
         op.regions.clear()
         op.add_region(region)
         ensure_yield(region.blocks[0], loc)
-        op.attributes.update(p.parse_optional_attr_dict())
+        p.add_attributes(op, p.parse_optional_attr_dict())
         return op
 
     def verify_(self) -> None:
@@ -265,12 +326,13 @@ class AffineYieldOp(Operation):
     is_terminator = True
 
     def print_(self, p) -> None:
-        p.write("affine.yield")
+        p.write("affine.yield" + p.attr_dict(self))
         if self.operands:
             p.write(f" {p.values(self.operands)} : " + ", ".join(str(v.type) for v in self.operands))
 
     @classmethod
     def parse_(cls, p, loc):
+        attrs = p.parse_optional_attr_dict()
         vals = p.parse_operands()
         if vals:
             tloc = p.loc()
@@ -280,7 +342,7 @@ class AffineYieldOp(Operation):
                 raise p.error(f"{len(vals)} values but {len(types)} types", tloc)
             for v, t in zip(vals, types):
                 p.check_type(v, t, tloc)
-        return cls(vals, location=loc)
+        return p.add_attributes(cls(vals, location=loc), attrs)
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, (AffineForOp, AffineIfOp, AffineParallelOp)):
@@ -343,8 +405,8 @@ class AffineIfOp(Operation):
         else:
             op.add_region(Region([]))
             if types:
-                raise p.error("an affine.if with results needs an 'else' region")
-        op.attributes.update(p.parse_optional_attr_dict())
+                raise p.error("an affine.if with results needs an 'else' region", loc)
+        p.add_attributes(op, p.parse_optional_attr_dict())
         return op
 
     def verify_(self) -> None:
@@ -359,6 +421,8 @@ class AffineIfOp(Operation):
                 raise self.error(f"condition operand %{v.name_hint or '?'} is used as a symbol but is not a "
                                  "valid symbol")
         types = [r.type for r in self.results]
+        if self.then_block.args or (self.else_block is not None and self.else_block.args):
+            raise self.error("then and else blocks take no arguments")
         _verify_yield(self, self.then_block, types)
         if self.else_block is not None:
             _verify_yield(self, self.else_block, types)
@@ -388,7 +452,8 @@ class _AccessOp(Operation):
         return self.operands[self.memref_index + 1 :]
 
     def set_access(self, m: AffineMap, indices: Sequence[Value]) -> None:
-        """Replace the access map and its operands."""
+        """Replace the access map and its operands (kept in the form of ``canonical_ssa_map``)."""
+        m, indices = canonical_ssa_map(m, indices)
         head = self.operands[: self.memref_index + 1]
         self.attributes["map"] = m
         self.set_operands([*head, *indices])
@@ -406,17 +471,22 @@ class _AccessOp(Operation):
 
 
 def _parse_subscript(p):
+    """``%A[%i + 1, %j]``: the memref, the index map, its operands and where ``[`` is."""
     mem = p.parse_operand()
+    sloc = p.loc()
     p.expect("[")
     m, operands = p.parse_map_of_ssa_ids("]")
-    return mem, m, operands
+    return mem, m, operands, sloc
 
 
-def _check_memref_type(p, mem: Value, t, loc) -> None:
+def _check_memref_type(p, mem: Value, t, loc, m: AffineMap, sloc) -> None:
+    """The written memref type matches the operand, and the subscript has one index per dim."""
     if not isinstance(t, MemRefType):
         raise p.error(f"expected memref type, found {t}", loc)
-    if mem.type != t:
-        raise p.error(f"memref operand has type {mem.type}, but {t} was written", loc)
+    p.check_type(mem, t, loc)
+    n = m.num_results
+    if n != t.rank:
+        raise p.error(f"{n} {'index' if n == 1 else 'indices'} for a memref of rank {t.rank} ({t})", sloc)
 
 
 class AffineLoadOp(_AccessOp):
@@ -425,6 +495,7 @@ class AffineLoadOp(_AccessOp):
     name = "affine.load"
 
     def __init__(self, memref: Value, m: AffineMap, indices: Sequence[Value], location=None, name_hint=None):
+        m, indices = canonical_ssa_map(m, indices)
         super().__init__([memref, *indices], [memref.type.element_type], {"map": m}, location=location,
                          result_names=[name_hint])
 
@@ -433,12 +504,12 @@ class AffineLoadOp(_AccessOp):
 
     @classmethod
     def parse_(cls, p, loc):
-        mem, m, operands = _parse_subscript(p)
+        mem, m, operands, sloc = _parse_subscript(p)
         attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
-        _check_memref_type(p, mem, p.parse_colon_type(), tloc)
+        _check_memref_type(p, mem, p.parse_colon_type(), tloc, m, sloc)
         op = cls(mem, m, operands, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -454,6 +525,7 @@ class AffineStoreOp(_AccessOp):
     memref_index = 1
 
     def __init__(self, value: Value, memref: Value, m: AffineMap, indices: Sequence[Value], location=None):
+        m, indices = canonical_ssa_map(m, indices)
         super().__init__([value, memref, *indices], [], {"map": m}, location=location)
 
     @property
@@ -468,14 +540,14 @@ class AffineStoreOp(_AccessOp):
     def parse_(cls, p, loc):
         v = p.parse_operand()
         p.expect(",")
-        mem, m, operands = _parse_subscript(p)
+        mem, m, operands, sloc = _parse_subscript(p)
         attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
         t = p.parse_colon_type()
-        _check_memref_type(p, mem, t, tloc)
+        _check_memref_type(p, mem, t, tloc, m, sloc)
         p.check_type(v, t.element_type, tloc)
         op = cls(v, mem, m, operands, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -491,6 +563,7 @@ class AffineVectorLoadOp(_AccessOp):
 
     def __init__(self, vector_type: VectorType, memref: Value, m: AffineMap, indices: Sequence[Value],
                  location=None):
+        m, indices = canonical_ssa_map(m, indices)
         super().__init__([memref, *indices], [vector_type], {"map": m}, location=location)
 
     def print_(self, p) -> None:
@@ -499,16 +572,16 @@ class AffineVectorLoadOp(_AccessOp):
 
     @classmethod
     def parse_(cls, p, loc):
-        mem, m, operands = _parse_subscript(p)
+        mem, m, operands, sloc = _parse_subscript(p)
         attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
-        _check_memref_type(p, mem, p.parse_colon_type(), tloc)
+        _check_memref_type(p, mem, p.parse_colon_type(), tloc, m, sloc)
         p.expect(",")
         vt = p.parse_type()
         if not isinstance(vt, VectorType):
             raise p.error(f"expected vector type, found {vt}", tloc)
         op = cls(vt, mem, m, operands, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -523,6 +596,7 @@ class AffineVectorStoreOp(_AccessOp):
     memref_index = 1
 
     def __init__(self, value: Value, memref: Value, m: AffineMap, indices: Sequence[Value], location=None):
+        m, indices = canonical_ssa_map(m, indices)
         super().__init__([value, memref, *indices], [], {"map": m}, location=location)
 
     @property
@@ -537,14 +611,14 @@ class AffineVectorStoreOp(_AccessOp):
     def parse_(cls, p, loc):
         v = p.parse_operand()
         p.expect(",")
-        mem, m, operands = _parse_subscript(p)
+        mem, m, operands, sloc = _parse_subscript(p)
         attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
-        _check_memref_type(p, mem, p.parse_colon_type(), tloc)
+        _check_memref_type(p, mem, p.parse_colon_type(), tloc, m, sloc)
         p.expect(",")
         p.check_type(v, p.parse_type(), tloc)
         op = cls(v, mem, m, operands, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -576,7 +650,7 @@ class _MapValueOp(Operation):
         mloc = p.loc()
         m = p.parse_affine_map()
         op = cls(m, p.parse_dim_and_symbol_list(m, mloc), location=loc)
-        op.attributes.update(p.parse_optional_attr_dict())
+        p.add_attributes(op, p.parse_optional_attr_dict())
         return op
 
     def verify_(self) -> None:
@@ -622,6 +696,8 @@ class AffineParallelOp(Operation):
                  steps: Sequence[int], reductions: Sequence[str] = (), result_types=(), iv_names=None,
                  location=None):
         n = len(steps)
+        lower_map, lower_operands = canonical_ssa_map(lower_map, lower_operands)
+        upper_map, upper_operands = canonical_ssa_map(upper_map, upper_operands)
         block = Block([index] * n, iv_names)
         attrs = {"lower_bounds": lower_map, "lower_groups": tuple(lower_groups), "upper_bounds": upper_map,
                  "upper_groups": tuple(upper_groups), "steps": tuple(steps), "reductions": tuple(reductions)}
@@ -719,12 +795,14 @@ class AffineParallelOp(Operation):
         op.regions.clear()
         op.add_region(region)
         ensure_yield(region.blocks[0], loc)
-        op.attributes.update(p.parse_optional_attr_dict())
+        p.add_attributes(op, p.parse_optional_attr_dict())
         return op
 
     def verify_(self) -> None:
         n = len(self.ivs)
         a = self.attributes
+        if any(v.type != index for v in self.ivs):
+            raise self.error("induction variables must have index type")
         if len(a["steps"]) != n or len(a["lower_groups"]) != n or len(a["upper_groups"]) != n:
             raise self.error(f"needs one bound group and one step per induction variable ({n})")
         if any(s <= 0 for s in a["steps"]) or any(g <= 0 for g in a["lower_groups"] + a["upper_groups"]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..attributes import DenseAttr, FloatAttr, IntegerAttr
 from ..core import Operation
+from ..parser import describe_token as _describe
 from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
 from ._simple import ElementwiseOp
 
@@ -49,15 +50,22 @@ class ConstantOp(Operation):
 
     def print_(self, p) -> None:
         a = self.attributes["value"]
+        head = "arith.constant" + p.attr_dict(self, ("value",))
         if self.result.type == i1:
-            p.write(f"arith.constant {'true' if a.value else 'false'}")
+            p.write(f"{head} {'true' if a.value else 'false'}")
         elif isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType):
-            p.write(f"arith.constant {a.value} : {a.type}")
+            p.write(f"{head} {a.value} : {a.type}")
         else:
-            p.write(f"arith.constant {a}")
+            p.write(f"{head} {a}")
 
     @classmethod
     def parse_(cls, p, loc):
+        """``arith.constant {attrs} 1.0 : f32`` / ``true`` / ``dense<...> : vector<...>``."""
+        attrs = p.parse_optional_attr_dict()
+        return p.add_attributes(cls._parse_value(p, loc), attrs)
+
+    @classmethod
+    def _parse_value(cls, p, loc):
         if p.peek().kind == "id" and p.peek().text in ("true", "false"):
             return cls(IntegerAttr(1 if p.next().text == "true" else 0, i1), location=loc)
         tok = p.peek()
@@ -66,12 +74,13 @@ class ConstantOp(Operation):
         neg = p.accept("-")
         tok = p.next()
         if tok.kind not in ("int", "float", "hex"):
-            raise p.error(f"expected constant value, found '{tok.text}'", tok.loc)
+            raise p.error(f"expected constant value, found {_describe(tok)}", tok.loc)
         p.expect(":")
         tloc = p.loc()
         t = p.parse_type()
         if not isinstance(t, (IntegerType, IndexType, FloatType)):
-            raise p.error(f"arith.constant needs a scalar or vector type, got {t}", tloc)
+            raise p.error(f"arith.constant needs an integer, index or float type (or dense<...> for vectors), "
+                          f"got {t}", tloc)
         return cls(p.make_number(tok, neg, t, tok.loc), location=loc)
 
     def verify_(self) -> None:
@@ -139,7 +148,7 @@ class _CmpOp(Operation):
         if not kind_ok(cls.operand_kind, t):
             raise p.error(f"'{cls.name}' expects {cls.operand_kind} operands, got {t}", tloc)
         op = cls(pred, a, b, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -200,7 +209,7 @@ class SelectOp(Operation):
         p.check_type(a, t, tloc)
         p.check_type(b, t, tloc)
         op = cls(c, a, b, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -236,7 +245,7 @@ class _CastOp(Operation):
         if not cls.valid(src, dst):
             raise p.error(f"'{cls.name}' cannot cast {src} to {dst}", tloc)
         op = cls(v, dst, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     @staticmethod

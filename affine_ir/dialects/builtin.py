@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import Block, Operation, Region
+from ..printer import symbol_ref
 
 
 class ModuleOp(Operation):
@@ -35,7 +36,7 @@ class ModuleOp(Operation):
     def print_(self, p) -> None:
         p.write("module")
         if "sym_name" in self.attributes:
-            p.write(f" @{self.attributes['sym_name']}")
+            p.write(" " + symbol_ref(self.attributes["sym_name"]))
         p.write(p.attr_dict(self, elide=("sym_name",), keyword=True))
         p.write(" ")
         p.region(self.regions[0])
@@ -44,8 +45,11 @@ class ModuleOp(Operation):
     def parse_(cls, p, loc):
         name = None
         if p.peek().kind == "symbol":
-            name = p.next().text[1:]
+            name = p.parse_symbol_name()
         attrs = p.parse_optional_attr_dict() if p.accept("attributes") else {}
+        if "sym_name" in attrs:
+            raise p.error("'sym_name' is set by the syntax of 'builtin.module' (module @name) and cannot appear "
+                          "in its attribute dictionary", attrs.loc)
         region = p.parse_region(isolated=True)
         op = cls(attributes=attrs, location=loc, sym_name=name)
         op.regions.clear()
@@ -53,9 +57,17 @@ class ModuleOp(Operation):
         return op
 
     def verify_(self) -> None:
+        if self.body.args:
+            raise self.error("body block takes no arguments")
+        seen: set[str] = set()
         for op in self.body.ops:
             if op.is_terminator:
                 raise self.error("must not contain a terminator")
+            name = op.attributes.get("sym_name") if op.name == "func.func" else None
+            if name is not None:
+                if name in seen:
+                    raise op.error(f"redefinition of symbol @{name}")
+                seen.add(name)
 
     def _repr_html_(self) -> str:
         from ..jupyter import highlight_html

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..attributes import SymbolRefAttr
 from ..core import Block, Operation, Region
+from ..printer import symbol_ref
 from ..types import FunctionType
 
 
@@ -39,7 +40,7 @@ class FuncOp(Operation):
     def print_(self, p) -> None:
         ft = self.function_type
         vis = self.attributes.get("sym_visibility")
-        p.write("func.func " + (f"{vis} " if vis else "") + f"@{self.sym_name}(")
+        p.write("func.func " + (f"{vis} " if vis else "") + f"{symbol_ref(self.sym_name)}(")
         if self.is_declaration:
             p.write(", ".join(map(str, ft.inputs)) + ")")
         else:
@@ -57,7 +58,7 @@ class FuncOp(Operation):
         attrs = {}
         if p.peek().kind == "id" and p.peek().text in ("private", "public", "nested"):
             attrs["sym_visibility"] = p.next().text
-        name = p.expect_kind("symbol", "function name (@name)").text[1:].strip('"')
+        name = p.parse_symbol_name("function name (@name)")
         p.expect("(")
         args, types = [], []
         declaration = p.peek().kind != "value"
@@ -75,7 +76,12 @@ class FuncOp(Operation):
         p.parse_comma_list(arg, ")")
         results = p.parse_result_types() if p.accept("->") else []
         if p.accept("attributes"):
-            attrs.update(p.parse_optional_attr_dict())
+            extra = p.parse_optional_attr_dict()
+            for key in ("sym_name", "function_type", "sym_visibility"):
+                if key in extra:
+                    raise p.error(f"'{key}' is set by the syntax of 'func.func' and cannot appear in its "
+                                  "attribute dictionary", extra.loc)
+            attrs.update(extra)
         ft = FunctionType(tuple(types), tuple(results))
         op = cls(name, ft, attributes=attrs, location=loc, declaration=True)
         if p.at("{"):
@@ -87,7 +93,12 @@ class FuncOp(Operation):
         return op
 
     def verify_(self) -> None:
+        parent = self.parent_op
+        if parent is not None and parent.name != "builtin.module":
+            raise self.error(f"@{self.sym_name} must be directly inside a module, not in '{parent.name}'")
         if self.is_declaration:
+            if self.attributes.get("sym_visibility") in (None, "public"):
+                raise self.error(f"declaration @{self.sym_name} cannot be public (write 'func.func private')")
             return
         ft = self.function_type
         if [a.type for a in self.args] != list(ft.inputs):
@@ -108,12 +119,13 @@ class ReturnOp(Operation):
     is_terminator = True
 
     def print_(self, p) -> None:
-        p.write("return")
+        p.write("return" + p.attr_dict(self))
         if self.operands:
             p.write(f" {p.values(self.operands)} : " + ", ".join(str(v.type) for v in self.operands))
 
     @classmethod
     def parse_(cls, p, loc):
+        attrs = p.parse_optional_attr_dict()
         vals = p.parse_operands()
         if vals:
             tloc = p.loc()
@@ -121,7 +133,7 @@ class ReturnOp(Operation):
             if types is None:
                 raise p.error("expected ':' and the types of the returned values")
             _check_types(p, vals, types, tloc)
-        return cls(vals, location=loc)
+        return p.add_attributes(cls(vals, location=loc), attrs)
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, FuncOp):
@@ -142,11 +154,12 @@ class CallOp(Operation):
 
     def print_(self, p) -> None:
         ft = FunctionType(tuple(v.type for v in self.operands), tuple(r.type for r in self.results))
-        p.write(f"func.call @{self.callee}({p.values(self.operands)}){p.attr_dict(self, ('callee',))} : {ft}")
+        p.write(f"func.call {symbol_ref(self.callee)}({p.values(self.operands)}){p.attr_dict(self, ('callee',))} "
+                f": {ft}")
 
     @classmethod
     def parse_(cls, p, loc):
-        callee = p.expect_kind("symbol", "callee (@name)").text[1:]
+        callee = p.parse_symbol_name("callee (@name)")
         p.expect("(")
         args = p.parse_operands(")")
         attrs = p.parse_optional_attr_dict()
@@ -155,7 +168,7 @@ class CallOp(Operation):
         ft = p.parse_function_type()
         _check_types(p, args, list(ft.inputs), tloc)
         op = cls(callee, args, ft.results, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -175,5 +188,4 @@ def _check_types(p, vals, types, loc) -> None:
     if len(vals) != len(types):
         raise p.error(f"{len(vals)} operands but {len(types)} types", loc)
     for v, t in zip(vals, types):
-        if v.type != t:
-            raise p.error(f"operand has type {v.type}, but {t} was written", loc)
+        p.check_type(v, t, loc)

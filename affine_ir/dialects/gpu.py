@@ -88,13 +88,13 @@ class LaunchOp(Operation):
         op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
         op.regions.clear()
         op.add_region(region)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
         if len(self.operands) not in (6, 7) or any(v.type != index for v in self.operands[:6]):
             raise self.error("needs three grid and three block sizes of index type")
-        if len(self.body.args) != 12:
+        if len(self.body.args) != 12 or any(a.type != index for a in self.body.args):
             raise self.error("body must take 12 index arguments")
         if not self.body.ops or not isinstance(self.body.ops[-1], TerminatorOp):
             raise self.error("body must end with 'gpu.terminator'")
@@ -107,11 +107,12 @@ class TerminatorOp(Operation):
     is_terminator = True
 
     def print_(self, p) -> None:
-        p.write("gpu.terminator")
+        p.write("gpu.terminator" + p.attr_dict(self))
 
     @classmethod
     def parse_(cls, p, loc):
-        return cls(location=loc)
+        attrs = p.parse_optional_attr_dict()
+        return p.add_attributes(cls(location=loc), attrs)
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, LaunchOp):
@@ -124,11 +125,12 @@ class BarrierOp(Operation):
     name = "gpu.barrier"
 
     def print_(self, p) -> None:
-        p.write("gpu.barrier")
+        p.write("gpu.barrier" + p.attr_dict(self))
 
     @classmethod
     def parse_(cls, p, loc):
-        return cls(location=loc)
+        attrs = p.parse_optional_attr_dict()
+        return p.add_attributes(cls(location=loc), attrs)
 
 
 class _IdOp(Operation):
@@ -144,11 +146,17 @@ class _IdOp(Operation):
         return self.attributes["dimension"]
 
     def print_(self, p) -> None:
-        p.write(f"{self.name} {self.dimension}")
+        bound = self.attributes.get("upper_bound")
+        text = f" upper_bound {bound.value}" if isinstance(bound, IntegerAttr) else ""
+        p.write(f"{self.name} {self.dimension}{text}{p.attr_dict(self, ('dimension', 'upper_bound'))}")
 
     @classmethod
     def parse_(cls, p, loc):
-        return cls(p.parse_keyword(DIMS), location=loc)
+        """``gpu.thread_id x [upper_bound 128] {attrs}``."""
+        op = cls(p.parse_keyword(DIMS), location=loc)
+        if p.accept("upper_bound"):
+            op.attributes["upper_bound"] = IntegerAttr(p.parse_integer("upper bound"), index)
+        return p.add_attributes(op, p.parse_optional_attr_dict())
 
     def verify_(self) -> None:
         if self.dimension not in DIMS:
@@ -194,9 +202,10 @@ class ShuffleOp(Operation):
         off = p.parse_operand(i32)
         p.expect(",")
         width = p.parse_operand(i32)
+        attrs = p.parse_optional_attr_dict()
         tloc = p.loc()
         p.check_type(v, p.parse_colon_type(), tloc)
-        return cls(mode, v, off, width, location=loc)
+        return p.add_attributes(cls(mode, v, off, width, location=loc), attrs)
 
 
 class SubgroupMmaLoadMatrixOp(Operation):
@@ -225,7 +234,7 @@ class SubgroupMmaLoadMatrixOp(Operation):
         m = p.parse_operand()
         p.expect("[")
         idx = p.parse_operands("]")
-        attrs = _parse_lead_dim(p)
+        lead_dim, attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(m, p.parse_colon_type(), tloc)
         p.expect("->")
@@ -233,9 +242,7 @@ class SubgroupMmaLoadMatrixOp(Operation):
         rt = p.parse_type()
         if not isinstance(rt, MMAMatrixType):
             raise p.error(f"expected !gpu.mma_matrix result type, found {rt}", rloc)
-        op = cls(m, idx, attrs["leadDimension"].value, rt, location=loc)
-        op.attributes.update(attrs)
-        return op
+        return p.add_attributes(cls(m, idx, lead_dim, rt, location=loc), attrs)
 
     def verify_(self) -> None:
         _verify_mma_memref(self, self.operands[0], self.operands[1:], self.result.type)
@@ -265,14 +272,12 @@ class SubgroupMmaStoreMatrixOp(Operation):
         m = p.parse_operand()
         p.expect("[")
         idx = p.parse_operands("]")
-        attrs = _parse_lead_dim(p)
+        lead_dim, attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(v, p.parse_colon_type(), tloc)
         p.expect(",")
         p.check_type(m, p.parse_type(), tloc)
-        op = cls(v, m, idx, attrs["leadDimension"].value, location=loc)
-        op.attributes.update(attrs)
-        return op
+        return p.add_attributes(cls(v, m, idx, lead_dim, location=loc), attrs)
 
     def verify_(self) -> None:
         _verify_mma_memref(self, self.operands[1], self.operands[2:], self.operands[0].type)
@@ -288,19 +293,24 @@ def _print_lead_dim(p, op: Operation) -> str:
     return text + p.attr_dict(op, ("leadDimension", "transpose"))
 
 
-def _parse_lead_dim(p) -> dict:
-    """``leadDimension 32 [transpose] {attrs}`` or the older ``{leadDimension = 32 : index}``."""
-    attrs = {}
+def _parse_lead_dim(p) -> tuple[int, dict]:
+    """``leadDimension 32 [transpose] {attrs}`` or the older ``{leadDimension = 32 : index}``.
+
+    Returns the lead dimension and the other attributes (``transpose`` included).
+    """
+    lead_dim, transpose = None, False
     if p.accept("leadDimension"):
-        attrs["leadDimension"] = IntegerAttr(p.parse_integer("lead dimension"), index)
-        if p.accept("transpose"):
-            attrs["transpose"] = UnitAttr()
-    aloc = p.loc()
-    attrs.update(p.parse_optional_attr_dict())
-    ld = attrs.get("leadDimension")
-    if not isinstance(ld, IntegerAttr):
-        raise p.error("expected 'leadDimension' and an integer", aloc)
-    return attrs
+        lead_dim = p.parse_integer("lead dimension")
+        transpose = p.accept("transpose")
+    attrs = p.parse_optional_attr_dict()
+    if lead_dim is None:
+        ld = attrs.pop("leadDimension", None)
+        if not isinstance(ld, IntegerAttr):
+            raise p.error("expected 'leadDimension' and an integer", attrs.loc)
+        lead_dim = ld.value
+    if transpose:
+        attrs["transpose"] = UnitAttr()
+    return lead_dim, attrs
 
 
 class SubgroupMmaComputeOp(Operation):
@@ -336,7 +346,7 @@ class SubgroupMmaComputeOp(Operation):
         if rt != vals[2].type:
             raise p.error(f"result type {rt} must be the accumulator's type {vals[2].type}", rloc)
         op = cls(*vals, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -372,7 +382,7 @@ class SubgroupMmaConstantMatrixOp(Operation):
         if not isinstance(t, MMAMatrixType) or t.element_type != v.type:
             raise p.error(f"expects an !gpu.mma_matrix of {v.type}", tloc)
         op = cls(v, t, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:

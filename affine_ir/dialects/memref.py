@@ -101,7 +101,7 @@ class DimOp(Operation):
         tloc = p.loc()
         p.check_type(m, p.parse_colon_type(), tloc)
         op = cls(m, i, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -139,7 +139,7 @@ class LoadOp(Operation):
         p.check_type(m, t, tloc)
         _check_indices(p, t, idx, tloc)
         op = cls(m, idx, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:

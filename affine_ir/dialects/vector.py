@@ -32,7 +32,7 @@ class BroadcastOp(Operation):
         if not isinstance(t, VectorType) or t.element_type != v.type:
             raise p.error(f"cannot broadcast {v.type} to {t}", tloc)
         op = cls(v, t, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:
@@ -74,7 +74,7 @@ class ReductionOp(Operation):
         if not isinstance(v.type, VectorType) or t != v.type.element_type:
             raise p.error(f"cannot reduce {v.type} into {t}", tloc)
         op = cls(kind, v, location=loc)
-        op.attributes.update(attrs)
+        p.add_attributes(op, attrs)
         return op
 
     def verify_(self) -> None:

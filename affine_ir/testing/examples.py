@@ -1,0 +1,132 @@
+"""Fixed example programs (MLIR text), useful as seeds and as readable test cases.
+
+Each holds one ``func.func @kernel``; all are in bounds for inputs from
+:func:`affine_ir.testing.inputs` (symbols in ``SYMBOL_RANGE``) and compute exactly.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EXAMPLES"]
+
+MATMUL = """\
+func.func @kernel(%A: memref<8x6xf32>, %B: memref<6x5xf32>, %C: memref<8x5xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 5 {
+      affine.for %k = 0 to 6 {
+        %a = affine.load %A[%i, %k] : memref<8x6xf32>
+        %b = affine.load %B[%k, %j] : memref<6x5xf32>
+        %c = affine.load %C[%i, %j] : memref<8x5xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<8x5xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+PRODUCER_CONSUMER = """\
+func.func @kernel(%A: memref<10xf32>, %B: memref<10xf32>, %C: memref<8xf32>) {
+  affine.for %i = 0 to 10 {
+    %a = affine.load %A[%i] : memref<10xf32>
+    %t = arith.mulf %a, %a : f32
+    affine.store %t, %B[%i] : memref<10xf32>
+  }
+  affine.for %i = 0 to 8 {
+    %x = affine.load %B[%i] : memref<10xf32>
+    %y = affine.load %B[%i + 2] : memref<10xf32>
+    %s = arith.subf %y, %x : f32
+    affine.store %s, %C[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+
+STENCIL = """\
+func.func @kernel(%A: memref<8x8xf32>, %B: memref<8x8xf32>) {
+  affine.for %t = 0 to 2 {
+    affine.for %i = 1 to 7 {
+      affine.for %j = 1 to 7 {
+        %n = affine.load %A[%i - 1, %j] : memref<8x8xf32>
+        %s = affine.load %A[%i + 1, %j] : memref<8x8xf32>
+        %w = affine.load %A[%i, %j - 1] : memref<8x8xf32>
+        %e = affine.load %A[%i, %j + 1] : memref<8x8xf32>
+        %c = affine.load %A[%i, %j] : memref<8x8xf32>
+        %ns = arith.addf %n, %s : f32
+        %we = arith.addf %w, %e : f32
+        %sum = arith.addf %ns, %we : f32
+        %r = arith.subf %sum, %c : f32
+        affine.store %r, %B[%i, %j] : memref<8x8xf32>
+      }
+    }
+    affine.for %i = 1 to 7 {
+      affine.for %j = 1 to 7 {
+        %b = affine.load %B[%i, %j] : memref<8x8xf32>
+        affine.store %b, %A[%i, %j] : memref<8x8xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+TRIANGULAR = """\
+#map = affine_map<(d0) -> (d0)>
+func.func @kernel(%L: memref<8x8xi32>, %x: memref<8xi32>, %N: index) {
+  affine.for %i = 0 to %N {
+    affine.for %j = 0 to #map(%i) {
+      %l = affine.load %L[%i, %j] : memref<8x8xi32>
+      %xj = affine.load %x[%j] : memref<8xi32>
+      %xi = affine.load %x[%i] : memref<8xi32>
+      %p = arith.muli %l, %xj : i32
+      %s = arith.subi %xi, %p : i32
+      affine.store %s, %x[%i] : memref<8xi32>
+    }
+  }
+  return
+}
+"""
+
+WINDOW_SUM = """\
+#lb = affine_map<(d0) -> (0, d0 - 2)>
+#ub = affine_map<(d0) -> (6, d0 + 3)>
+func.func @kernel(%A: memref<6xf32>, %S: memref<6xf32>) {
+  affine.for %i = 0 to 6 {
+    %zero = arith.constant 0.0 : f32
+    %sum = affine.for %k = max #lb(%i) to min #ub(%i) iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %A[%k] : memref<6xf32>
+      %n = arith.addf %acc, %a : f32
+      affine.yield %n : f32
+    }
+    affine.store %sum, %S[%i] : memref<6xf32>
+  }
+  return
+}
+"""
+
+GUARDED = """\
+#even = affine_set<(d0) : (d0 mod 2 == 0)>
+func.func @kernel(%A: memref<12xi32>, %B: memref<6x2xi32>) {
+  affine.for %i = 0 to 12 {
+    %a = affine.load %A[%i] : memref<12xi32>
+    affine.if #even(%i) {
+      %d = arith.addi %a, %a : i32
+      affine.store %d, %B[%i floordiv 2, 0] : memref<6x2xi32>
+    } else {
+      affine.store %a, %B[%i floordiv 2, %i mod 2] : memref<6x2xi32>
+    }
+  }
+  return
+}
+"""
+
+#: name -> MLIR text of a small program with one ``func.func @kernel``.
+EXAMPLES: dict[str, str] = {
+    "matmul": MATMUL,
+    "producer_consumer": PRODUCER_CONSUMER,
+    "stencil": STENCIL,
+    "triangular": TRIANGULAR,
+    "window_sum": WINDOW_SUM,
+    "guarded": GUARDED,
+}
