@@ -18,6 +18,8 @@ API
 - :func:`run` (interpret on copies, return the arrays and returned values),
   :func:`assert_equivalent` (exact comparison with a message naming the argument, the first
   differing index and both programs), :func:`program_features` (what a program contains).
+- :func:`trace_accesses`: every access a function executes (op, IVs, element, read/write)
+  for concrete symbol values -- the brute-force oracle for analyses.
 - :data:`EXAMPLES`: fixed MLIR programs (matmul, producer/consumer, stencil, triangular...).
 
 What the programs contain
@@ -62,8 +64,10 @@ from .checks import assert_equivalent, kernel_function, program_features, run
 from .examples import EXAMPLES
 from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE
 from .strategies import inputs, numpy_dtype, programs, programs_with_inputs
+from .trace import Access, TraceError, trace_accesses
 
 __all__ = [
+    "Access", "TraceError", "trace_accesses",
     "ELEMENT_BOUND", "EXAMPLES", "SYMBOL_RANGE", "VALUE_RANGE", "assert_equivalent", "inputs", "kernel_function",
     "numpy_dtype", "program_features", "programs", "programs_with_inputs", "run",
 ]
