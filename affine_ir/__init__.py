@@ -21,28 +21,32 @@ from .affine_map import AffineMap, IntegerSet
 from .core import Block, BlockArgument, Operation, OpResult, Region, Value, structurally_equal
 from .dialects.builtin import ModuleOp
 from .dialects.func import FuncOp
+from .dialects.unregistered import UnregisteredOp
 from .errors import AffineError, InterpretError, IRError, Location, ParseError, VerifyError
 from .parser import parse as _parse_unverified
 from .printer import print_op
 from .verifier import verify
 
 
-def parse(text: str, filename: str = "<string>", *, verify_ir: bool = True, line_offset: int = 0) -> ModuleOp:
+def parse(text: str, filename: str = "<string>", *, verify_ir: bool = True, line_offset: int = 0,
+          allow_unregistered: bool = False) -> ModuleOp:
     """Parse MLIR text into a module and (by default) verify it.
 
     Raises :class:`ParseError` for bad text and :class:`VerifyError` for text that parses
-    but breaks an invariant; both carry ``file:line:col``.
+    but breaks an invariant; both carry ``file:line:col``. ``allow_unregistered`` accepts
+    ops of unregistered dialects in the generic form (``"test.foo"(%i) : (index) -> ()``)
+    as opaque :class:`UnregisteredOp`, like ``mlir-opt --allow-unregistered-dialect``.
     """
-    module = _parse_unverified(text, filename, line_offset)
+    module = _parse_unverified(text, filename, line_offset, allow_unregistered)
     if verify_ir:
         verify(module)
     return module
 
 
-def parse_file(path: str, *, verify_ir: bool = True) -> ModuleOp:
+def parse_file(path: str, *, verify_ir: bool = True, allow_unregistered: bool = False) -> ModuleOp:
     """Parse (and verify) the MLIR file at ``path``."""
     with open(path, encoding="utf-8") as f:
-        return parse(f.read(), path, verify_ir=verify_ir)
+        return parse(f.read(), path, verify_ir=verify_ir, allow_unregistered=allow_unregistered)
 
 
 def __getattr__(name: str):
@@ -64,7 +68,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "AffineError", "AffineExpr", "AffineMap", "Block", "BlockArgument", "FuncOp", "IRError", "IntegerSet",
-    "InterpretError", "Location", "ModuleOp", "OpResult", "Operation", "ParseError", "Region", "Value",
-    "VerifyError", "constant", "dim", "parse", "parse_file", "print_op", "structurally_equal", "symbol", "types",
-    "verify",
+    "InterpretError", "Location", "ModuleOp", "OpResult", "Operation", "ParseError", "Region", "UnregisteredOp",
+    "Value", "VerifyError", "constant", "dim", "parse", "parse_file", "print_op", "structurally_equal", "symbol",
+    "types", "verify",
 ]

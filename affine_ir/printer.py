@@ -94,6 +94,12 @@ class Printer:
     def values(self, vs: Sequence[Value]) -> str:
         return ", ".join(self.value(v) for v in vs)
 
+    def typed_values(self, vs: Sequence[Value]) -> str:
+        """`` %a, %b : f32, i32`` ('' for no values), as ``return`` and ``affine.yield`` end."""
+        if not vs:
+            return ""
+        return f" {self.values(vs)} : " + ", ".join(str(v.type) for v in vs)
+
     # -- output -----------------------------------------------------------------
     def write(self, s: str) -> None:
         self.out.append(s)
@@ -156,7 +162,9 @@ class Printer:
         self.indent += 1
         if block is not None:
             if print_entry_args and block.args:
+                self.indent -= 1  # block labels stand one level out, as MLIR prints them
                 self.newline()
+                self.indent += 1
                 args = ", ".join(f"{self.name_value(a, True)}: {a.type}" for a in block.args)
                 self.write(f"^bb0({args}):")
             self.block_ops(block)

@@ -1,7 +1,55 @@
-"""analysis: exact polyhedral analysis of affine IR with islpy (the only package importing islpy)."""
+"""analysis: exact polyhedral analysis of affine IR (islpy), targets and the cost model.
+
+This is the only package that imports islpy (through :mod:`analysis.isl_bridge`).
+
+- Dependences: :func:`dependences` (RAW/WAR/WAW, RAR on request; exact relations, carried
+  depth, distance ranges), :class:`DependenceGraph` (top-level nests over memrefs, for
+  fusion), :func:`memref_dependence_remarks` (MLIR's ``-test-memref-dependence-check``).
+- Loop properties: :func:`is_parallel`, :func:`parallel_decision`, :func:`reduction_kind`,
+  :func:`perfect_band`, :func:`permutable_bands`, trip counts.
+- Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
+- Cost model v1: :func:`estimate_cost`, :func:`rank_tile_sizes`,
+  :func:`tile_sizes_for_capacity`.
+"""
 
 from __future__ import annotations
 
-from .isl_bridge import Scop, Statement, UnsupportedError, aff_to_expr, expr_to_isl
+from .cost_model import (
+    CostReport,
+    MemoryLevel,
+    estimate_cost,
+    memory_levels,
+    rank_tile_sizes,
+    tile_sizes_for_capacity,
+    tile_working_set,
+)
+from .dependence_check import format_remarks, memref_dependence_remarks
+from .dependence_graph import DependenceGraph, Edge, Node
+from .dependences import Dependence, DependenceAnalysis, format_range
+from .dependences import dependences as dependences  # noqa: PLC0414  (the function shadows the module)
+from .isl_bridge import Scop, Statement, UnsupportedError
+from .loops import (
+    ParallelDecision,
+    Reduction,
+    constant_trip_count,
+    is_parallel,
+    is_permutable,
+    loop_reductions,
+    parallel_decision,
+    perfect_band,
+    permutable_bands,
+    reduction_kind,
+    trip_count_expr,
+)
+from .nest_model import DEFAULT_SYMBOL_VALUE
+from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
-__all__ = ["Scop", "Statement", "UnsupportedError", "aff_to_expr", "expr_to_isl"]
+__all__ = [
+    "A100", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
+    "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
+    "Reduction", "Scop", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
+    "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
+    "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision", "perfect_band",
+    "permutable_bands", "rank_tile_sizes", "reduction_kind", "target", "tile_sizes_for_capacity",
+    "tile_working_set", "trip_count_expr",
+]

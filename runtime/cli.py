@@ -37,6 +37,7 @@ examples:
   cat kernel.mlir | affine-opt                read stdin ('-' names stdin too)
   affine-opt tests.mlir -split-input-file     one module per '// -----' chunk
   affine-opt kernel.mlir | affine-opt         round trip: prints the same text again
+  affine-opt --allow-unregistered-dialect t.mlir   keep "test.foo"(...) ops as opaque ops
 """
 
 
@@ -69,16 +70,34 @@ def _build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file ('-': stdout, the default)")
     ap.add_argument("-split-input-file", "--split-input-file", dest="split", action="store_true",
                     help="handle each '// -----' chunk of the input as a separate module")
+    ap.add_argument("-allow-unregistered-dialect", "--allow-unregistered-dialect", dest="allow_unregistered",
+                    action="store_true",
+                    help="accept ops of unregistered dialects in the generic form (\"test.foo\"(%%x) : (index) -> ()); "
+                         "they are kept as opaque ops and printed back in the generic form")
     ap.add_argument("-verify-each", "--verify-each", dest="verify", action=argparse.BooleanOptionalAction,
                     default=True, help="verify the IR after parsing (default: on)")
+    ap.add_argument("-test-memref-dependence-check", "--test-memref-dependence-check", dest="dependence_check",
+                    action="store_true",
+                    help="report on stderr, as MLIR's test pass does, the dependences between every pair of "
+                         "affine.load/store ops at every loop depth ('file:line:col: remark: dependence from 0 "
+                         "to 1 at depth 1 = [1, 1]'); the module is printed unchanged")
     ap.add_argument("-mlir-print-op-generic", "--mlir-print-op-generic", dest="generic", action="store_true",
                     help=argparse.SUPPRESS)
     ap.add_argument("--version", action="version", version=f"affine-opt (affine-ir {_version()})")
     return ap
 
 
-def _process(text: str, filename: str, line_offset: int, verify: bool) -> str:
-    module = air.parse(text, filename, verify_ir=verify, line_offset=line_offset)
+def _process(text: str, filename: str, line_offset: int, verify: bool, allow_unregistered: bool,
+             dependence_check: bool = False) -> str:
+    module = air.parse(text, filename, verify_ir=verify, line_offset=line_offset,
+                       allow_unregistered=allow_unregistered)
+    if dependence_check:
+        from analysis.dependence_check import format_remarks
+
+        remarks = format_remarks(module)
+        sys.stdout.flush()  # keep earlier output before these remarks when both go to one pipe
+        sys.stderr.write(remarks)
+        sys.stderr.flush()
     return str(module)
 
 
@@ -124,7 +143,8 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
             if k:
                 out.write(f"{SPLIT_MARKER}\n")  # between chunks, failed ones included, as mlir-opt does
             try:
-                out.write(_process(chunk, filename, offset, args.verify))
+                out.write(_process(chunk, filename, offset, args.verify, args.allow_unregistered,
+                                   args.dependence_check))
             except air.IRError as e:
                 out.flush()  # keep the order of output and errors when both go to one pipe
                 print(e.formatted(), file=sys.stderr, flush=True)

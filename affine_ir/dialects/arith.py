@@ -6,7 +6,7 @@ from ..attributes import DenseAttr, FloatAttr, IntegerAttr
 from ..core import Operation
 from ..parser import describe_token as _describe
 from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
-from ._simple import ElementwiseOp
+from ._simple import ConversionOp, ElementwiseOp, check_kind, kind_ok
 
 
 class ConstantOp(Operation):
@@ -17,6 +17,12 @@ class ConstantOp(Operation):
 
     def __init__(self, value, location=None, name_hint=None):
         super().__init__([], [value.type], {"value": value}, location=location, result_names=[name_hint])
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        if operands:
+            raise ValueError("arith.constant takes no operands")
+        return cls(attributes.pop("value"), location=location)
 
     @classmethod
     def of(cls, value, type_: Type, location=None, name_hint=None) -> ConstantOp:
@@ -135,25 +141,12 @@ class _CmpOp(Operation):
     def parse_(cls, p, loc):
         pred = p.parse_keyword(cls.predicates)
         p.expect(",")
-        a = p.parse_operand()
-        p.expect(",")
-        b = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
-        p.check_type(a, t, tloc)
-        p.check_type(b, t, tloc)
-        from ._simple import kind_ok
-
-        if not kind_ok(cls.operand_kind, t):
-            raise p.error(f"'{cls.name}' expects {cls.operand_kind} operands, got {t}", tloc)
-        op = cls(pred, a, b, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        a, b = p.parse_operand_list(2)
+        attrs, t, tloc = p.parse_attrs_and_type(a, b)
+        check_kind(p, cls, t, tloc)
+        return p.add_attributes(cls(pred, a, b, location=loc), attrs)
 
     def verify_(self) -> None:
-        from ._simple import kind_ok
-
         a, b = self.operands
         if a.type != b.type or not kind_ok(self.operand_kind, a.type):
             raise self.error(f"expects two {self.operand_kind} operands of one type")
@@ -185,6 +178,10 @@ class SelectOp(Operation):
     def __init__(self, cond, a, b, location=None, name_hint=None):
         super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])
 
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(*operands, location=location)
+
     def print_(self, p) -> None:
         cond = self.operands[0].type
         types = f"{cond}, {self.result.type}" if cond != i1 else str(self.result.type)
@@ -193,14 +190,8 @@ class SelectOp(Operation):
     @classmethod
     def parse_(cls, p, loc):
         """``: T`` with an i1 condition, or ``: vector<8xi1>, vector<8xf32>`` with a vector one."""
-        c = p.parse_operand()
-        p.expect(",")
-        a = p.parse_operand()
-        p.expect(",")
-        b = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
+        c, a, b = p.parse_operand_list(3)
+        attrs, t, tloc = p.parse_attrs_and_type()
         if p.accept(","):
             p.check_type(c, t, tloc)
             t = p.parse_type()
@@ -208,9 +199,7 @@ class SelectOp(Operation):
             p.check_type(c, i1, tloc)
         p.check_type(a, t, tloc)
         p.check_type(b, t, tloc)
-        op = cls(c, a, b, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        return p.add_attributes(cls(c, a, b, location=loc), attrs)
 
     def verify_(self) -> None:
         c, a, b = self.operands
@@ -221,43 +210,22 @@ class SelectOp(Operation):
             raise self.error(f"condition must be i1, got {c.type}")
 
 
-class _CastOp(Operation):
-    """``%r = arith.<cast> %a : T1 to T2``; subclasses set ``check(src, dst)``."""
+class _CastOp(ConversionOp):
+    """``%r = arith.<cast> %a : T1 to T2``; subclasses set ``valid(src, dst)`` on element types."""
 
-    is_pure = True
-
-    def __init__(self, value, result_type: Type, location=None, name_hint=None):
-        super().__init__([value], [result_type], location=location, result_names=[name_hint])
-
-    def print_(self, p) -> None:
-        p.write(f"{self.name} {p.value(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to "
-                f"{self.result.type}")
-
-    @classmethod
-    def parse_(cls, p, loc):
-        v = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        src = p.parse_colon_type()
-        p.check_type(v, src, tloc)
-        p.expect("to")
-        dst = p.parse_type()
-        if not cls.valid(src, dst):
-            raise p.error(f"'{cls.name}' cannot cast {src} to {dst}", tloc)
-        op = cls(v, dst, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+    verb = "cast"
 
     @staticmethod
     def valid(src: Type, dst: Type) -> bool:
         return True
 
-    def verify_(self) -> None:
-        src, dst = self.operands[0].type, self.result.type
-        if isinstance(src, VectorType) != isinstance(dst, VectorType) or \
-                (isinstance(src, VectorType) and src.shape != dst.shape) or not self.valid(
-                    element_type_of(src), element_type_of(dst)):
-            raise self.error(f"cannot cast {src} to {dst}")
+    @classmethod
+    def convertible(cls, src: Type, dst: Type) -> bool:
+        if isinstance(src, VectorType) != isinstance(dst, VectorType):
+            return False
+        if isinstance(src, VectorType) and src.shape != dst.shape:
+            return False
+        return cls.valid(element_type_of(src), element_type_of(dst))
 
 
 def _cast(op_name: str, valid, doc: str) -> type:

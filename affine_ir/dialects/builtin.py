@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import Block, Operation, Region
 from ..printer import symbol_ref
+from ._simple import set_regions
 
 
 class ModuleOp(Operation):
@@ -51,10 +52,7 @@ class ModuleOp(Operation):
             raise p.error("'sym_name' is set by the syntax of 'builtin.module' (module @name) and cannot appear "
                           "in its attribute dictionary", attrs.loc)
         region = p.parse_region(isolated=True)
-        op = cls(attributes=attrs, location=loc, sym_name=name)
-        op.regions.clear()
-        op.add_region(region)
-        return op
+        return set_regions(cls(attributes=attrs, location=loc, sym_name=name), region)
 
     def verify_(self) -> None:
         if self.body.args:

@@ -6,6 +6,7 @@ from ..attributes import SymbolRefAttr
 from ..core import Block, Operation, Region
 from ..printer import symbol_ref
 from ..types import FunctionType
+from ._simple import ValuesTerminator, verify_terminator
 
 
 class FuncOp(Operation):
@@ -103,37 +104,15 @@ class FuncOp(Operation):
         ft = self.function_type
         if [a.type for a in self.args] != list(ft.inputs):
             raise self.error("argument types do not match the function type")
-        term = self.body.ops[-1] if self.body.ops else None
-        if not isinstance(term, ReturnOp):
-            raise self.error(f"@{self.sym_name}: body must end with 'func.return'")
-        got = [v.type for v in term.operands]
-        if got != list(ft.results):
-            raise term.error(f"returns ({', '.join(map(str, got))}) but @{self.sym_name} declares "
-                             f"({', '.join(map(str, ft.results))})")
+        verify_terminator(self, self.body, ReturnOp, ft.results, "returns", f"@{self.sym_name} declares",
+                          f"@{self.sym_name}: ")
 
 
-class ReturnOp(Operation):
+class ReturnOp(ValuesTerminator):
     """``return %a, %b : f32, i32``."""
 
     name = "func.return"
-    is_terminator = True
-
-    def print_(self, p) -> None:
-        p.write("return" + p.attr_dict(self))
-        if self.operands:
-            p.write(f" {p.values(self.operands)} : " + ", ".join(str(v.type) for v in self.operands))
-
-    @classmethod
-    def parse_(cls, p, loc):
-        attrs = p.parse_optional_attr_dict()
-        vals = p.parse_operands()
-        if vals:
-            tloc = p.loc()
-            types = p.parse_comma_list(p.parse_type) if p.accept(":") else None
-            if types is None:
-                raise p.error("expected ':' and the types of the returned values")
-            _check_types(p, vals, types, tloc)
-        return p.add_attributes(cls(vals, location=loc), attrs)
+    keyword = "return"
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, FuncOp):
@@ -147,6 +126,10 @@ class CallOp(Operation):
 
     def __init__(self, callee: str, args, result_types, location=None):
         super().__init__(args, result_types, {"callee": SymbolRefAttr(callee)}, location=location)
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(attributes.pop("callee").name, operands, result_types, location=location)
 
     @property
     def callee(self) -> str:
@@ -166,10 +149,8 @@ class CallOp(Operation):
         tloc = p.loc()
         p.expect(":")
         ft = p.parse_function_type()
-        _check_types(p, args, list(ft.inputs), tloc)
-        op = cls(callee, args, ft.results, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        p.check_types(args, list(ft.inputs), tloc)
+        return p.add_attributes(cls(callee, args, ft.results, location=loc), attrs)
 
     def verify_(self) -> None:
         module = self.parent
@@ -182,10 +163,3 @@ class CallOp(Operation):
         ft = target.function_type
         if [v.type for v in self.operands] != list(ft.inputs) or [r.type for r in self.results] != list(ft.results):
             raise self.error(f"type does not match the callee @{self.callee}: {ft}")
-
-
-def _check_types(p, vals, types, loc) -> None:
-    if len(vals) != len(types):
-        raise p.error(f"{len(vals)} operands but {len(types)} types", loc)
-    for v, t in zip(vals, types):
-        p.check_type(v, t, loc)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ..attributes import IntegerAttr, UnitAttr
 from ..core import Block, Operation, Region, Value
 from ..types import MemRefType, MMAMatrixType, Type, i1, i32, index
+from ._simple import build_from_operands, set_regions
 
 DIMS = ("x", "y", "z")
 
@@ -84,12 +85,8 @@ class LaunchOp(Operation):
             ops.append(p.parse_operand(i32))
         names = ids[0:3] + ids[3:6] + sizes[0:3] + sizes[3:6]
         region = p.parse_region([(t, index) for t in names], affine_scope=True)
-        attrs = p.parse_optional_attr_dict()
         op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
-        op.regions.clear()
-        op.add_region(region)
-        p.add_attributes(op, attrs)
-        return op
+        return p.add_attributes(set_regions(op, region), p.parse_optional_attr_dict())
 
     def verify_(self) -> None:
         if len(self.operands) not in (6, 7) or any(v.type != index for v in self.operands[:6]):
@@ -100,37 +97,34 @@ class LaunchOp(Operation):
             raise self.error("body must end with 'gpu.terminator'")
 
 
-class TerminatorOp(Operation):
+class _BareOp(Operation):
+    """``gpu.barrier {attrs}``: an op that is just its name (and attributes)."""
+
+    from_generic = classmethod(build_from_operands)
+
+    def print_(self, p) -> None:
+        p.write(self.name + p.attr_dict(self))
+
+    @classmethod
+    def parse_(cls, p, loc):
+        return p.add_attributes(cls(location=loc), p.parse_optional_attr_dict())
+
+
+class TerminatorOp(_BareOp):
     """``gpu.terminator``: ends a gpu.launch body."""
 
     name = "gpu.terminator"
     is_terminator = True
-
-    def print_(self, p) -> None:
-        p.write("gpu.terminator" + p.attr_dict(self))
-
-    @classmethod
-    def parse_(cls, p, loc):
-        attrs = p.parse_optional_attr_dict()
-        return p.add_attributes(cls(location=loc), attrs)
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, LaunchOp):
             raise self.error("must terminate a 'gpu.launch' body")
 
 
-class BarrierOp(Operation):
+class BarrierOp(_BareOp):
     """``gpu.barrier``: all threads of the block wait here (``__syncthreads()``)."""
 
     name = "gpu.barrier"
-
-    def print_(self, p) -> None:
-        p.write("gpu.barrier" + p.attr_dict(self))
-
-    @classmethod
-    def parse_(cls, p, loc):
-        attrs = p.parse_optional_attr_dict()
-        return p.add_attributes(cls(location=loc), attrs)
 
 
 class _IdOp(Operation):
@@ -202,9 +196,7 @@ class ShuffleOp(Operation):
         off = p.parse_operand(i32)
         p.expect(",")
         width = p.parse_operand(i32)
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        p.check_type(v, p.parse_colon_type(), tloc)
+        attrs, _, _ = p.parse_attrs_and_type(v)
         return p.add_attributes(cls(mode, v, off, width, location=loc), attrs)
 
 
@@ -231,9 +223,7 @@ class SubgroupMmaLoadMatrixOp(Operation):
 
     @classmethod
     def parse_(cls, p, loc):
-        m = p.parse_operand()
-        p.expect("[")
-        idx = p.parse_operands("]")
+        m, idx = p.parse_indexed_operand()
         lead_dim, attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(m, p.parse_colon_type(), tloc)
@@ -269,9 +259,7 @@ class SubgroupMmaStoreMatrixOp(Operation):
     def parse_(cls, p, loc):
         v = p.parse_operand()
         p.expect(",")
-        m = p.parse_operand()
-        p.expect("[")
-        idx = p.parse_operands("]")
+        m, idx = p.parse_indexed_operand()
         lead_dim, attrs = _parse_lead_dim(p)
         tloc = p.loc()
         p.check_type(v, p.parse_colon_type(), tloc)
@@ -338,16 +326,13 @@ class SubgroupMmaComputeOp(Operation):
         types = p.parse_comma_list(p.parse_type)
         if len(types) != 2:
             raise p.error(f"expects the types of the A and B operands, got {len(types)} types", tloc)
-        for v, t in zip(vals, types):
-            p.check_type(v, t, tloc)
+        p.check_types(vals[:2], types, tloc)
         p.expect("->")
         rloc = p.loc()
         rt = p.parse_type()
         if rt != vals[2].type:
             raise p.error(f"result type {rt} must be the accumulator's type {vals[2].type}", rloc)
-        op = cls(*vals, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        return p.add_attributes(cls(*vals, location=loc), attrs)
 
     def verify_(self) -> None:
         a, b, c = (v.type for v in self.operands)
@@ -376,14 +361,10 @@ class SubgroupMmaConstantMatrixOp(Operation):
     @classmethod
     def parse_(cls, p, loc):
         v = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
+        attrs, t, tloc = p.parse_attrs_and_type()
         if not isinstance(t, MMAMatrixType) or t.element_type != v.type:
             raise p.error(f"expects an !gpu.mma_matrix of {v.type}", tloc)
-        op = cls(v, t, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        return p.add_attributes(cls(v, t, location=loc), attrs)
 
     def verify_(self) -> None:
         t = self.result.type

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from ..core import Operation, Value
 from ..types import MemRefType, index
+from ._simple import MemrefAccess, build_from_operands, verify_element_type
 
 
 class _AllocLike(Operation):
@@ -28,9 +29,7 @@ class _AllocLike(Operation):
         sizes = p.parse_operands(")")
         if p.accept("["):
             raise p.error("layout symbol operands are not supported")
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
+        attrs, t, tloc = p.parse_attrs_and_type()
         if not isinstance(t, MemRefType):
             raise p.error(f"expected memref type, found {t}", tloc)
         n_dyn = sum(d is None for d in t.shape)
@@ -63,6 +62,7 @@ class DeallocOp(Operation):
     """``memref.dealloc %m : memref<8xf32>``."""
 
     name = "memref.dealloc"
+    from_generic = classmethod(build_from_operands)
 
     def print_(self, p) -> None:
         p.write(f"memref.dealloc {p.value(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type}")
@@ -70,9 +70,7 @@ class DeallocOp(Operation):
     @classmethod
     def parse_(cls, p, loc):
         v = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        p.check_type(v, p.parse_colon_type(), tloc)
+        attrs, _, _ = p.parse_attrs_and_type(v)
         return cls([v], attributes=attrs, location=loc)
 
     def verify_(self) -> None:
@@ -89,6 +87,10 @@ class DimOp(Operation):
     def __init__(self, memref: Value, dim_index: Value, location=None, name_hint=None):
         super().__init__([memref, dim_index], [index], location=location, result_names=[name_hint])
 
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(*operands, location=location)
+
     def print_(self, p) -> None:
         p.write(f"memref.dim {p.values(self.operands)}{p.attr_dict(self)} : {self.operands[0].type}")
 
@@ -97,19 +99,47 @@ class DimOp(Operation):
         m = p.parse_operand()
         p.expect(",")
         i = p.parse_operand(index)
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        p.check_type(m, p.parse_colon_type(), tloc)
-        op = cls(m, i, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        attrs, _, _ = p.parse_attrs_and_type(m)
+        return p.add_attributes(cls(m, i, location=loc), attrs)
 
     def verify_(self) -> None:
         if not isinstance(self.operands[0].type, MemRefType) or self.operands[1].type != index:
             raise self.error("expects a memref and an index")
 
 
-class LoadOp(Operation):
+class _IndexedAccess(MemrefAccess):
+    """memref.load/store: a memref operand (at ``memref_index``) and one index per dimension."""
+
+    def print_(self, p) -> None:
+        head = "".join(f"{p.value(v)}, " for v in self.operands[: self.memref_index])
+        p.write(f"{self.name} {head}{p.value(self.memref)}[{p.values(self.indices)}]{p.attr_dict(self)} : "
+                f"{self.memref.type}")
+
+    @staticmethod
+    def _parse_access(p):
+        """``%m[%i, %j] {attrs} : memref<...>``: the memref, indices, attributes, type and its place."""
+        m, idx = p.parse_indexed_operand()
+        attrs, t, tloc = p.parse_attrs_and_type(m)
+        if not isinstance(t, MemRefType):
+            raise p.error(f"expected memref type, found {t}", tloc)
+        if len(idx) != t.rank:
+            raise p.error(f"{len(idx)} indices for a memref of rank {t.rank}", tloc)
+        for v in idx:
+            p.check_type(v, index, tloc)
+        return m, idx, attrs, t, tloc
+
+    def verify_(self) -> None:
+        t = self.memref.type
+        if not isinstance(t, MemRefType):
+            raise self.error(f"expects a memref, got {t}")
+        if len(self.indices) != t.rank:
+            raise self.error(f"has {len(self.indices)} indices for a memref of rank {t.rank} ({t})")
+        if any(v.type != index for v in self.indices):
+            raise self.error("indices must be of index type")
+        verify_element_type(self)
+
+
+class LoadOp(_IndexedAccess):
     """``%v = memref.load %m[%i, %j] : memref<4x4xf32>`` (any index values)."""
 
     name = "memref.load"
@@ -117,93 +147,31 @@ class LoadOp(Operation):
     def __init__(self, memref: Value, indices: Sequence[Value], location=None, name_hint=None):
         super().__init__([memref, *indices], [memref.type.element_type], location=location, result_names=[name_hint])
 
-    @property
-    def memref(self) -> Value:
-        return self.operands[0]
-
-    @property
-    def indices(self):
-        return self.operands[1:]
-
-    def print_(self, p) -> None:
-        p.write(f"memref.load {p.value(self.memref)}[{p.values(self.indices)}]{p.attr_dict(self)} : {self.memref.type}")
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(operands[0], operands[1:], location=location)
 
     @classmethod
     def parse_(cls, p, loc):
-        m = p.parse_operand()
-        p.expect("[")
-        idx = p.parse_operands("]")
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
-        p.check_type(m, t, tloc)
-        _check_indices(p, t, idx, tloc)
-        op = cls(m, idx, location=loc)
-        p.add_attributes(op, attrs)
-        return op
-
-    def verify_(self) -> None:
-        _verify_indexed(self, self.memref, self.indices)
-        if self.result.type != self.memref.type.element_type:
-            raise self.error("result type must be the memref's element type")
+        m, idx, attrs, _, _ = cls._parse_access(p)
+        return p.add_attributes(cls(m, idx, location=loc), attrs)
 
 
-class StoreOp(Operation):
+class StoreOp(_IndexedAccess):
     """``memref.store %v, %m[%i] : memref<4xf32>``."""
 
     name = "memref.store"
+    memref_index = 1
+    from_generic = classmethod(build_from_operands)
 
     @property
     def value(self) -> Value:
         return self.operands[0]
 
-    @property
-    def memref(self) -> Value:
-        return self.operands[1]
-
-    @property
-    def indices(self):
-        return self.operands[2:]
-
-    def print_(self, p) -> None:
-        p.write(f"memref.store {p.value(self.value)}, {p.value(self.memref)}[{p.values(self.indices)}]"
-                f"{p.attr_dict(self)} : {self.memref.type}")
-
     @classmethod
     def parse_(cls, p, loc):
         v = p.parse_operand()
         p.expect(",")
-        m = p.parse_operand()
-        p.expect("[")
-        idx = p.parse_operands("]")
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        t = p.parse_colon_type()
-        p.check_type(m, t, tloc)
-        _check_indices(p, t, idx, tloc)
+        m, idx, attrs, t, tloc = cls._parse_access(p)
         p.check_type(v, t.element_type, tloc)
         return cls([v, m, *idx], attributes=attrs, location=loc)
-
-    def verify_(self) -> None:
-        _verify_indexed(self, self.memref, self.indices)
-        if self.value.type != self.memref.type.element_type:
-            raise self.error(f"stores a {self.value.type} into a memref of {self.memref.type.element_type}")
-
-
-def _check_indices(p, t, idx, loc) -> None:
-    if not isinstance(t, MemRefType):
-        raise p.error(f"expected memref type, found {t}", loc)
-    if len(idx) != t.rank:
-        raise p.error(f"{len(idx)} indices for a memref of rank {t.rank}", loc)
-    for v in idx:
-        p.check_type(v, index, loc)
-
-
-def _verify_indexed(op: Operation, m: Value, indices) -> None:
-    t = m.type
-    if not isinstance(t, MemRefType):
-        raise op.error(f"expects a memref, got {t}")
-    if len(indices) != t.rank:
-        raise op.error(f"has {len(indices)} indices for a memref of rank {t.rank} ({t})")
-    if any(v.type != index for v in indices):
-        raise op.error("indices must be of index type")

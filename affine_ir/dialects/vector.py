@@ -4,41 +4,23 @@ from __future__ import annotations
 
 from ..core import Operation, Value
 from ..types import VectorType
+from ._simple import ConversionOp
 
 VECTOR_REDUCTIONS = ("add", "mul", "maximumf", "minimumf", "maxsi", "minsi", "and", "or", "xor")
 
 
-class BroadcastOp(Operation):
+class BroadcastOp(ConversionOp):
     """``%v = vector.broadcast %s : f32 to vector<8xf32>``."""
 
     name = "vector.broadcast"
-    is_pure = True
+    verb = "broadcast"
 
     def __init__(self, value: Value, vector_type: VectorType, location=None, name_hint=None):
-        super().__init__([value], [vector_type], location=location, result_names=[name_hint])
-
-    def print_(self, p) -> None:
-        p.write(f"vector.broadcast {p.value(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to "
-                f"{self.result.type}")
+        super().__init__(value, vector_type, location=location, name_hint=name_hint)
 
     @classmethod
-    def parse_(cls, p, loc):
-        v = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        p.check_type(v, p.parse_colon_type(), tloc)
-        p.expect("to")
-        t = p.parse_type()
-        if not isinstance(t, VectorType) or t.element_type != v.type:
-            raise p.error(f"cannot broadcast {v.type} to {t}", tloc)
-        op = cls(v, t, location=loc)
-        p.add_attributes(op, attrs)
-        return op
-
-    def verify_(self) -> None:
-        t = self.result.type
-        if not isinstance(t, VectorType) or t.element_type != self.operands[0].type:
-            raise self.error(f"cannot broadcast {self.operands[0].type} to {t}")
+    def convertible(cls, src, dst) -> bool:
+        return isinstance(dst, VectorType) and dst.element_type == src
 
 
 class ReductionOp(Operation):
@@ -66,16 +48,12 @@ class ReductionOp(Operation):
         p.expect(">")
         p.expect(",")
         v = p.parse_operand()
-        attrs = p.parse_optional_attr_dict()
-        tloc = p.loc()
-        p.check_type(v, p.parse_colon_type(), tloc)
+        attrs, _, tloc = p.parse_attrs_and_type(v)
         p.expect("into")
         t = p.parse_type()
         if not isinstance(v.type, VectorType) or t != v.type.element_type:
             raise p.error(f"cannot reduce {v.type} into {t}", tloc)
-        op = cls(kind, v, location=loc)
-        p.add_attributes(op, attrs)
-        return op
+        return p.add_attributes(cls(kind, v, location=loc), attrs)
 
     def verify_(self) -> None:
         t = self.operands[0].type
