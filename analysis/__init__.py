@@ -7,6 +7,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
   fusion), :func:`memref_dependence_remarks` (MLIR's ``-test-memref-dependence-check``).
 - Loop properties: :func:`is_parallel`, :func:`parallel_decision`, :func:`reduction_kind`,
   :func:`perfect_band`, :func:`permutable_bands`, trip counts.
+- Memory: :func:`memref_region` (footprint box of a memref below a loop),
+  :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion).
 - Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
 - Cost model v1: :func:`estimate_cost`, :func:`rank_tile_sizes`,
   :func:`tile_sizes_for_capacity`.
@@ -42,10 +44,13 @@ from .loops import (
     trip_count_expr,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
+from .regions import MemRefRegion, element_size_in_bytes, memref_region
+from .slices import ComputationSlice, SliceError, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
 __all__ = [
-    "A100", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
+    "A100", "ComputationSlice", "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
+    "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
     "Reduction", "Scop", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",

@@ -25,6 +25,7 @@ isl keyword, nor ``i0``/``j0``/``o0``/``e0``-like). Strings are parsed once per 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -471,6 +472,33 @@ def op_domain(scop: Scop, op: Operation, name: str = "L", include_self: bool = T
     return isl.Set(f"{scop._param_prefix()}{{ {name}[{dims}] : {body} }}").align_params(space)
 
 
+class BudgetExceeded(UnsupportedError):
+    """An isl computation needed more operations than its budget (see :func:`isl_budget`)."""
+
+
+@contextlib.contextmanager
+def isl_budget(operations: int):
+    """Bound the isl operations done inside the ``with`` (isl's ``max_operations`` quota), so
+    that a query on a pathological set fails fast instead of taking seconds and gigabytes:
+    isl running out of it raises :class:`BudgetExceeded`. Inside an outer budget, the outer
+    one applies."""
+    ctx = isl.DEFAULT_CONTEXT
+    if ctx.get_max_operations():
+        yield
+        return
+    ctx.set_max_operations(operations)
+    ctx.reset_operations()
+    try:
+        yield
+    except isl.Error as e:
+        if "operations" in str(e):
+            raise BudgetExceeded(f"isl gave up after {operations} operations") from None
+        raise
+    finally:
+        ctx.set_max_operations(0)
+        ctx.reset_operations()
+
+
 def distinct_affs(pw: isl.PwAff) -> list[isl.Aff]:
     """The different affine functions of the pieces of ``pw``, in piece order."""
     out: list[isl.Aff] = []
@@ -480,35 +508,72 @@ def distinct_affs(pw: isl.PwAff) -> list[isl.Aff]:
     return out
 
 
-def pw_aff_as_extremum(pw: isl.PwAff, ctx: isl.Set, kind: str) -> list[isl.Aff] | None:
+def pw_aff_as_extremum(pw: isl.PwAff, ctx: isl.Set, kind: str, max_pieces: int = 6) -> list[isl.Aff] | None:
     """Affine functions whose ``max`` (kind ``"max"``) or ``min`` (``"min"``) equals ``pw``
     everywhere on ``ctx`` -- how a piecewise bound becomes a multi-result loop-bound map
     (``max`` of lower bounds, ``min`` of upper bounds); a single one when ``pw`` is affine on
-    ``ctx``. Redundant functions are dropped. None when no such list exists."""
-    if ctx.is_empty() or not ctx.is_subset(pw.domain()):
+    ``ctx``. Redundant functions are dropped. None when no such list exists (or ``pw`` has
+    more than ``max_pieces`` different functions). ``pw`` must be defined on all of ``ctx``
+    (as ``dim_min``/``dim_max`` of a map are on its domain).
+
+    The functions of ``pw``'s pieces attain ``pw`` everywhere, so their max is ``pw`` exactly
+    when each of them is ``<= pw`` (``>=`` for min) on every piece: emptiness checks of
+    basic sets, never a piecewise max (which isl may take seconds to build)."""
+    if ctx.is_empty():
         return None
-    affs = distinct_affs(pw.gist(ctx))
-
-    def combine(items: list[isl.Aff]) -> isl.PwAff:
-        out = None
-        for a in items:
-            p = isl.PwAff.from_aff(a).intersect_domain(ctx)
-            out = p if out is None else (out.max(p) if kind == "max" else out.min(p))
-        return out
-
-    def matches(items: list[isl.Aff]) -> bool:
-        return bool(items) and ctx.is_subset(combine(items).eq_set(pw))
-
-    if not matches(affs):
+    pieces = [(dom.intersect(ctx), aff) for dom, aff in pw.get_pieces()]
+    pieces = [(d, a) for d, a in pieces if not d.is_empty()]
+    affs: list[isl.Aff] = []
+    for _, aff in pieces:
+        if not any(aff.plain_is_equal(a) for a in affs):
+            affs.append(aff)
+    if len(affs) > max_pieces:
+        return None
+    if not all(_bounds_pieces(a, pieces, kind) for a in affs):
         return None
     k = 0
     while k < len(affs) and len(affs) > 1:
         rest = affs[:k] + affs[k + 1 :]
-        if matches(rest):
+        if all(_attained(rest, d, b) for d, b in pieces):
             affs = rest
         else:
             k += 1
-    return affs
+    return [_simplest(a, ctx) for a in affs]
+
+
+def _simplest(aff: isl.Aff, ctx: isl.Set) -> isl.Aff:
+    """``aff`` simplified on ``ctx`` (e.g. ``4 * floor(y / 2)`` -> ``2y`` where ``y`` is even)
+    when that leaves an integral function with fewer divisions."""
+    g = aff.gist(ctx)
+    if g.get_denominator_val().to_python() == 1 and g.dim(isl.dim_type.div) < aff.dim(isl.dim_type.div):
+        return g
+    return aff
+
+
+def aff_bounds_pw(aff: isl.Aff, pw: isl.PwAff, ctx: isl.Set, kind: str) -> bool:
+    """Whether ``aff <= pw`` (kind ``"max"``: ``aff`` is a lower bound of ``pw``) or
+    ``aff >= pw`` (``"min"``) everywhere on ``ctx`` (piece by piece: basic-set emptiness
+    checks, cheap where ``pw.ge_set`` can take seconds)."""
+    pieces = [(dom.intersect(ctx), a) for dom, a in pw.get_pieces()]
+    return _bounds_pieces(aff, [(d, a) for d, a in pieces if not d.is_empty()], kind)
+
+
+def _bounds_pieces(aff: isl.Aff, pieces: list[tuple[isl.Set, isl.Aff]], kind: str) -> bool:
+    for d, b in pieces:
+        beyond = aff.gt_set(b) if kind == "max" else aff.lt_set(b)
+        if not beyond.intersect(d).is_empty():
+            return False
+    return True
+
+
+def _attained(affs: list[isl.Aff], dom: isl.Set, value: isl.Aff) -> bool:
+    """Whether at each point of ``dom`` one of ``affs`` equals ``value``."""
+    left = dom
+    for a in affs:
+        left = left.subtract(a.eq_set(value))
+        if left.is_empty():
+            return True
+    return left.is_empty()
 
 
 def integral_pw_aff(pw: isl.PwAff) -> isl.PwAff:
