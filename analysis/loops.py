@@ -82,6 +82,10 @@ def parallel_decision(loop: Operation, allow_reductions: bool = False,
     """Whether ``loop`` (an affine.for, or every IV of an affine.parallel) carries no dependence,
     with the reason naming the blocking dependence or iter_arg. With ``symbols``, for those
     symbol values only (else for every value)."""
+    unknown = _unknown_effects(loop)
+    if unknown is not None:
+        where = f" at {unknown.location}" if unknown.location else ""
+        return ParallelDecision(False, f"'{unknown.name}'{where} has unknown side effects")
     reds: list[Reduction] = []
     for k, arg in enumerate(getattr(loop, "iter_args", [])):
         red = _iter_arg_reduction(loop, k)
@@ -102,6 +106,17 @@ def parallel_decision(loop: Operation, allow_reductions: bool = False,
         kinds = ", ".join(f"{r.kind} of {_name(r.value)}" for r in reds)
         return ParallelDecision(True, f"only reductions are carried ({kinds})", None, tuple(reds))
     return ParallelDecision(True, "no dependence is carried")
+
+
+def _unknown_effects(loop: Operation) -> Operation | None:
+    """The first op in ``loop`` whose side effects the IR does not know (unregistered ops,
+    calls): such a loop is never reported parallel, whatever memrefs the op uses."""
+    from affine_ir.dialects.unregistered import UnregisteredOp
+
+    for op in loop.walk():
+        if isinstance(op, UnregisteredOp) or op.name == "func.call":
+            return op
+    return None
 
 
 def is_parallel(loop: Operation, allow_reductions: bool = False, symbols: dict[Value, int] | None = None) -> bool:

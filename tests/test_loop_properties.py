@@ -271,3 +271,25 @@ func.func @f(%A: memref<64xf32>, %N: index) {
     assert trip_count_expr(f) is None and trip_count_expr(g) is None
     m, operands = trip_count_expr(b)
     assert m.results[0] == AffineExpr.constant(-3)  # negative: the loop does not run
+
+
+def test_unknown_side_effects_block_parallelism():
+    # MLIR's affine-parallelize test `unknown_op_conservative`: an op with unknown effects,
+    # even one that uses no memref, keeps the loop sequential.
+    m = air.parse(
+        """
+func.func @f(%A: memref<10xf32>) {
+  affine.for %i = 0 to 10 {
+    "unknown"() : () -> ()
+  }
+  affine.for %j = 0 to 10 {
+    %v = affine.load %A[%j] : memref<10xf32>
+  }
+  return
+}""",
+        allow_unregistered=True,
+    )
+    first, second = [op for op in m.functions[0].body.ops if op.name == "affine.for"]
+    decision = parallel_decision(first)
+    assert not decision.parallel and "'unknown'" in decision.reason and "unknown side effects" in decision.reason
+    assert is_parallel(second)
