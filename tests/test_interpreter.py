@@ -15,6 +15,7 @@ import affine_ir as air
 from affine_ir import InterpretError
 from affine_ir.interp import semantics as S
 from affine_ir.interpreter import compile_function
+from affine_ir.testing.examples import MATMUL_TEMPLATES
 
 
 def run(text: str, *args, fn: str | None = None):
@@ -709,40 +710,8 @@ func.func @f(%A: memref<4x4xf32>) {
 # Arguments and results
 # ----------------------------------------------------------------------------------------
 
-MM = """
-func.func @mm(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memref<{M}x{N}xf32>) {{
-  affine.for %i = 0 to {M} {{
-    affine.for %j = 0 to {N} {{
-      affine.for %k = 0 to {K} {{
-        %a = affine.load %A[%i, %k] : memref<{M}x{K}xf32>
-        %b = affine.load %B[%k, %j] : memref<{K}x{N}xf32>
-        %c = affine.load %C[%i, %j] : memref<{M}x{N}xf32>
-        %p = arith.mulf %a, %b : f32
-        %s = arith.addf %c, %p : f32
-        affine.store %s, %C[%i, %j] : memref<{M}x{N}xf32>
-      }}
-    }}
-  }}
-  return
-}}"""
-
-MM_ITER = """
-func.func @mm(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memref<{M}x{N}xf32>) {{
-  affine.for %i = 0 to {M} {{
-    affine.for %j = 0 to {N} {{
-      %c0 = affine.load %C[%i, %j] : memref<{M}x{N}xf32>
-      %r = affine.for %k = 0 to {K} iter_args(%acc = %c0) -> (f32) {{
-        %a = affine.load %A[%i, %k] : memref<{M}x{K}xf32>
-        %b = affine.load %B[%k, %j] : memref<{K}x{N}xf32>
-        %p = arith.mulf %a, %b : f32
-        %s = arith.addf %acc, %p : f32
-        affine.yield %s : f32
-      }}
-      affine.store %r, %C[%i, %j] : memref<{M}x{N}xf32>
-    }}
-  }}
-  return
-}}"""
+MM = MATMUL_TEMPLATES["store"]
+MM_ITER = MATMUL_TEMPLATES["iter_args"]
 
 
 def test_argument_mismatches_name_the_argument():

@@ -130,3 +130,61 @@ EXAMPLES: dict[str, str] = {
     "window_sum": WINDOW_SUM,
     "guarded": GUARDED,
 }
+
+
+# Matmul bodies as format templates (``.format(M=.., N=.., K=..)``), in the three forms the
+# interpreter benchmark times and its tests check: accumulate through memory, through
+# iter_args, and on dynamic shapes (every access bounds-checked).
+STORE_FORM = """
+func.func @mm(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memref<{M}x{N}xf32>) {{
+  affine.for %i = 0 to {M} {{
+    affine.for %j = 0 to {N} {{
+      affine.for %k = 0 to {K} {{
+        %a = affine.load %A[%i, %k] : memref<{M}x{K}xf32>
+        %b = affine.load %B[%k, %j] : memref<{K}x{N}xf32>
+        %c = affine.load %C[%i, %j] : memref<{M}x{N}xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<{M}x{N}xf32>
+      }}
+    }}
+  }}
+  return
+}}"""
+
+ITER_ARGS_FORM = """
+func.func @mm(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memref<{M}x{N}xf32>) {{
+  affine.for %i = 0 to {M} {{
+    affine.for %j = 0 to {N} {{
+      %c0 = affine.load %C[%i, %j] : memref<{M}x{N}xf32>
+      %r = affine.for %k = 0 to {K} iter_args(%acc = %c0) -> (f32) {{
+        %a = affine.load %A[%i, %k] : memref<{M}x{K}xf32>
+        %b = affine.load %B[%k, %j] : memref<{K}x{N}xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        affine.yield %s : f32
+      }}
+      affine.store %r, %C[%i, %j] : memref<{M}x{N}xf32>
+    }}
+  }}
+  return
+}}"""
+
+DYNAMIC_FORM = """
+func.func @mm(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %M: index, %N: index, %K: index) {{
+  affine.for %i = 0 to %M {{
+    affine.for %j = 0 to %N {{
+      affine.for %k = 0 to %K {{
+        %a = affine.load %A[%i, %k] : memref<?x?xf32>
+        %b = affine.load %B[%k, %j] : memref<?x?xf32>
+        %c = affine.load %C[%i, %j] : memref<?x?xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<?x?xf32>
+      }}
+    }}
+  }}
+  return
+}}"""
+
+MATMUL_TEMPLATES: dict[str, str] = {"store": STORE_FORM, "iter_args": ITER_ARGS_FORM, "dynamic": DYNAMIC_FORM}
