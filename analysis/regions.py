@@ -38,14 +38,16 @@ from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, VectorType
 
 from .isl_bridge import (
-    BudgetExceeded,
     Scop,
     UnsupportedError,
+    enclosing_loops,
+)
+from .isl_results import (
+    BudgetExceeded,
     aff_bounds_pw,
     affs_to_exprs,
     compact_symbols,
     distinct_affs,
-    enclosing_loops,
     integral_pw_aff,
     isl_budget,
     pw_aff_as_extremum,

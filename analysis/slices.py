@@ -48,21 +48,23 @@ from affine_ir import AffineExpr, AffineMap, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 
 from .isl_bridge import (
-    BudgetExceeded,
     LoopInfo,
     Scop,
     UnsupportedError,
+    enclosing_loops,
+    expr_to_isl,
+    op_domain,
+)
+from .isl_results import (
+    BudgetExceeded,
     aff_bounds_pw,
     affs_to_exprs,
     compact_symbols,
     count_points,
     distinct_affs,
-    enclosing_loops,
-    expr_to_isl,
     fix_params,
     integral_pw_aff,
     isl_budget,
-    op_domain,
     pw_aff_as_extremum,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
