@@ -8,10 +8,10 @@ Plain Python ``str`` is a string attribute and ``bool`` a boolean one.
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
-from .types import FloatType, Type, index
+from . import floats
+from .types import FloatType, Type, i1, index
 
 
 @dataclass(frozen=True)
@@ -97,66 +97,36 @@ def format_float(value: float, type_: Type) -> str:
     if math.isnan(value) or math.isinf(value):
         return float_bits_hex(value, type_)
     short = f"{value:.6e}"
-    if _round_to(float(short), type_) == value:
+    if round_float(float(short), type_) == value:
         return short
-    return f"{value:.17e}" if _round_to(float(f"{value:.9e}"), type_) != value else f"{value:.9e}"
+    return f"{value:.17e}" if round_float(float(f"{value:.9e}"), type_) != value else f"{value:.9e}"
 
 
 def float_bits_hex(value: float, type_: Type) -> str:
     """The IEEE bit pattern of ``value`` in ``type_`` as MLIR's hex float literal."""
-    import ml_dtypes
-    import numpy as np
-
     name = type_.name if isinstance(type_, FloatType) else "f64"
-    if name == "f64":
-        return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
-    if name == "f32":
-        return "0x{:08X}".format(struct.unpack("<I", struct.pack("<f", value))[0])
-    dt = ml_dtypes.bfloat16 if name == "bf16" else np.float16
-    return f"0x{int(np.array(value, dtype=dt).view(np.uint16)):04X}"
+    digits = {"f64": 16, "f32": 8}.get(name, 4)
+    return f"0x{floats.float_bits(value, name):0{digits}X}"
 
 
 def float_from_bits(bits: int, type_: Type) -> float:
-    """Inverse of :func:`float_bits_hex`."""
-    import ml_dtypes
-    import numpy as np
-
-    name = type_.name
-    if name == "f64":
-        return struct.unpack("<d", struct.pack("<Q", bits))[0]
-    if name == "f32":
-        return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
-    dt = ml_dtypes.bfloat16 if name == "bf16" else np.float16
-    return float(np.array(bits & 0xFFFF, dtype=np.uint16).view(dt))
-
-
-def _round_to(value: float, type_: Type) -> float:
-    """``value`` rounded (to nearest even) to the precision of ``type_``."""
-    import ml_dtypes
-    import numpy as np
-
-    name = getattr(type_, "name", "f64")
-    dt = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}.get(name)
-    return value if dt is None else float(dt(value))
+    """Inverse of :func:`float_bits_hex` (bits beyond the type's width are ignored)."""
+    width = {"f64": 64, "f32": 32}.get(type_.name, 16)
+    return floats.float_from_bits(bits & ((1 << width) - 1), type_.name)
 
 
 def round_float(value: float, type_: Type) -> float:
-    """Public form of :func:`_round_to`: the value as the float type stores it."""
-    return _round_to(value, type_)
+    """``value`` as the float type stores it (one rounding to nearest even; f64 unchanged)."""
+    name = getattr(type_, "name", "f64")
+    return floats.ROUNDERS.get(name, floats.round_f64)(value)
 
 
 def format_scalar(v, type_: Type) -> str:
     if isinstance(type_, FloatType):
         return format_float(float(v), type_)
-    if type_ == _i1():
+    if type_ == i1:
         return "true" if v else "false"
     return str(int(v))
-
-
-def _i1():
-    from .types import i1
-
-    return i1
 
 
 def attr_str(a) -> str:

@@ -21,6 +21,17 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
+from ..floats import (  # noqa: F401  (re-exported for the translator)
+    FORMATS,
+    ROUNDERS,
+    float_bits,
+    float_from_bits,
+    round_bf16,
+    round_f16,
+    round_f32,
+    round_f64,
+    round_ratio,
+)
 from ..types import FloatType, IndexType, IntegerType, Type
 
 INF = math.inf
@@ -107,71 +118,10 @@ def scalar_info(t: Type) -> ScalarInfo:
 # Float rounding (round to nearest, ties to even)
 # ----------------------------------------------------------------------------------------
 
-# (precision in bits including the implicit one, minimum normal exponent, largest finite)
-FORMATS = {
-    "f16": (11, -14, 65504.0),
-    "bf16": (8, -126, float.fromhex("0x1.fep127")),
-    "f32": (24, -126, float.fromhex("0x1.fffffep127")),
-    "f64": (53, -1022, float.fromhex("0x1.fffffffffffffp1023")),
-}
-
-
-def _make_rounder(p: int, emin: int, maxf: float):
-    frexp, ldexp, copysign = math.frexp, math.ldexp, math.copysign
-
-    def rnd(x: float) -> float:
-        if x != x or x == 0.0 or x == INF or x == -INF:
-            return x
-        e = frexp(x)[1] - 1  # 2**e <= |x| < 2**(e+1)
-        q = (e if e >= emin else emin) - (p - 1)  # exponent of one unit in the last place
-        v = ldexp(round(ldexp(x, -q)), q)  # scaling by a power of two is exact; round() ties to even
-        if v > maxf or v < -maxf:
-            return copysign(INF, x)
-        return v if v != 0.0 else copysign(0.0, x)
-
-    return rnd
-
-
-round_f16 = _make_rounder(*FORMATS["f16"])
-round_bf16 = _make_rounder(*FORMATS["bf16"])
-round_f32 = _make_rounder(*FORMATS["f32"])
-
-
-def round_f64(x: float) -> float:
-    return x
-
-
-ROUNDERS = {"f16": round_f16, "bf16": round_bf16, "f32": round_f32, "f64": round_f64}
-
-
 def new_scratch32():
     """A one-element float32 buffer: ``s[0] = x; y = s[0]`` rounds ``x`` to f32 (the C cast
     from double to float rounds to nearest even and overflows to inf)."""
     return memoryview(bytearray(4)).cast("f")
-
-
-def round_ratio(n: int, d: int, fmt: str) -> float:
-    """The rational ``n / d`` (``d > 0``) correctly rounded to the float format ``fmt``."""
-    p, emin, maxf = FORMATS[fmt]
-    if n == 0:
-        return 0.0
-    neg = n < 0
-    n = -n if neg else n
-    e = n.bit_length() - d.bit_length()
-    if (n < (d << e)) if e >= 0 else ((n << -e) < d):
-        e -= 1
-    q = (e if e >= emin else emin) - (p - 1)
-    num, den = (n, d << q) if q >= 0 else (n << -q, d)
-    m, r = divmod(num, den)
-    if 2 * r > den or (2 * r == den and m & 1):
-        m += 1
-    try:
-        v = math.ldexp(float(m), q)
-    except OverflowError:
-        v = INF
-    if v > maxf:
-        v = INF
-    return -v if neg else v
 
 
 def int_to_float(a: int, fmt: str) -> float:
@@ -303,20 +253,6 @@ def fptoui(x: float, w: int) -> int:
     if not 0 <= t < (1 << w):
         raise Trap(f"{x!r} is out of the range of unsigned i{w}")
     return wrap(t, w)
-
-
-_PACK = {"f16": ("<e", "<H", 0), "bf16": ("<f", "<I", 16), "f32": ("<f", "<I", 0), "f64": ("<d", "<Q", 0)}
-
-
-def float_bits(x: float, fmt: str) -> int:
-    """The bit pattern (unsigned) of the ``fmt`` value ``x`` (exactly representable)."""
-    ff, fi, shift = _PACK[fmt]
-    return struct.unpack(fi, struct.pack(ff, x))[0] >> shift
-
-
-def float_from_bits(bits: int, fmt: str) -> float:
-    ff, fi, shift = _PACK[fmt]
-    return struct.unpack(ff, struct.pack(fi, bits << shift))[0]
 
 
 def bitcast(x, src: str, dst: str, dst_width: int):
