@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import islpy as isl
 
@@ -161,9 +160,6 @@ class Scop:
             entry = self.memrefs[id(v)] = (f"M{len(self.memrefs)}", v)
         return entry[0]
 
-    def param_values(self) -> list[Value]:
-        return [v for _, v in self.params.values()]
-
     # -- expressions ---------------------------------------------------------------------
     def value_expr(self, v: Value, ivs: list[Value]) -> str:
         """isl text of an index value: an IV name, an affine.apply composed in, or a parameter."""
@@ -213,7 +209,7 @@ class Scop:
             except UnsupportedError:
                 # Over-approximate: drop what cannot be expressed (conservative for dependences).
                 exact = s.is_affine = False
-                cons = [c for c in self._safe_constraints(s)]
+                cons = self._safe_constraints(s)
             ivs = ", ".join(f"i{k}" for k in range(s.depth))
             body = " and ".join(f"({c})" for c in cons) or "true"
             s.domain = isl.Set(f"{self._param_prefix()}{{ {s.name}[{ivs}] : {body} }}")
@@ -294,10 +290,6 @@ class Scop:
         return f"[{', '.join(names)}] -> " if names else ""
 
     # -- queries -------------------------------------------------------------------------
-    @cached_property
-    def param_space_names(self) -> list[str]:
-        return [n for n, _ in self.params.values()]
-
     def common_depth(self, a: Statement, b: Statement) -> int:
         """Number of loops (IVs) enclosing both statements."""
         n = 0
@@ -310,24 +302,6 @@ class Scop:
     def before_in_text(self, a: Statement, b: Statement) -> bool:
         """Whether ``a`` comes before ``b`` in program order at equal common IVs."""
         return a.path < b.path
-
-
-def ordering_at_depth(n_src: int, n_dst: int, common: int, depth: int,
-                      src_first: bool) -> tuple[str, list[str], list[str]] | None:
-    """Iteration pairs ordered at ``depth`` (1-based, MLIR's meaning): equal on the first
-    ``depth - 1`` common IVs and strictly increasing on the ``depth``-th; for
-    ``depth == common + 1``, equal on all common IVs when ``src`` precedes ``dst`` in the
-    text (``None`` when it does not). Returns the isl constraint text and the names of the
-    source IVs (``i0..``) and destination IVs (``j0..``)."""
-    src = [f"i{k}" for k in range(n_src)]
-    dst = [f"j{k}" for k in range(n_dst)]
-    eqs = [f"{src[k]} = {dst[k]}" for k in range(min(depth - 1, common))]
-    if depth <= common:
-        eqs.append(f"{src[depth - 1]} < {dst[depth - 1]}")
-    elif not src_first:
-        return None
-    body = " and ".join(eqs) or "true"
-    return body, src, dst
 
 
 def expr_to_isl(e: AffineExpr, dim_names, sym_names) -> str:
@@ -364,7 +338,7 @@ def _group(items: list, groups) -> list[list]:
 
 def _align(obj, scop: Scop):
     """Give ``obj`` every parameter of the Scop, in the Scop's order."""
-    names = scop.param_space_names if "param_space_names" in scop.__dict__ else [n for n, _ in scop.params.values()]
+    names = [n for n, _ in scop.params.values()]
     space = isl.Space.create_from_names(scop.ctx, set=[], params=names).params()
     return obj.align_params(space)
 
