@@ -17,36 +17,9 @@ import pytest
 import affine_ir as air
 from affine_ir.dialects import affine as affine_d
 from affine_ir.dialects import arith, gpu, math, memref, vector
+from affine_ir.testing.examples import MINMAX_NEST, SHIFT
 
-SHIFT_AND_MM = """\
-#map = affine_map<(d0) -> (d0 + 1)>
-func.func @shift(%A: memref<64xf32>, %B: memref<63xf32>) {
-  affine.for %i = 0 to 63 {
-    %a = affine.load %A[%i] : memref<64xf32>
-    %b = affine.load %A[%i + 1] : memref<64xf32>
-    %s = arith.addf %a, %b : f32
-    affine.store %s, %B[%i] : memref<63xf32>
-  }
-  return
-}
-func.func @mm(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %N: index) {
-  %c0 = arith.constant 0 : index
-  %cst = arith.constant 0.0 : f32
-  affine.for %i = 0 to %N step 2 {
-    affine.for %j = max affine_map<(d0)[s0] -> (d0, s0 - 4)>(%i)[%N] to min affine_map<(d0) -> (d0 + 4, 64)>(%i) {
-      %r = affine.for %k = 0 to 10 iter_args(%acc = %cst) -> (f32) {
-        %a = affine.load %A[%i, %k + symbol(%N)] : memref<?x?xf32>
-        %s = arith.addf %acc, %a : f32
-        affine.yield %s : f32
-      }
-      affine.if affine_set<(d0, d1)[s0] : (d0 - d1 >= 0, s0 - 1 == 0)>(%i, %j)[%N] {
-        affine.store %r, %C[%i, %j floordiv 2] : memref<?x?xf32>
-      }
-    }
-  }
-  return
-}
-"""
+SHIFT_AND_MM = SHIFT + MINMAX_NEST
 
 ARITH = """\
 func.func @arith(%a: f32, %b: f32, %i: i32, %j: i32, %x: index, %v: vector<8xf32>) -> f32 {

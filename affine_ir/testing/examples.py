@@ -188,3 +188,40 @@ func.func @mm(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %M:
 }}"""
 
 MATMUL_TEMPLATES: dict[str, str] = {"store": STORE_FORM, "iter_args": ITER_ARGS_FORM, "dynamic": DYNAMIC_FORM}
+
+
+# Two small functions used as seeds by the parser tests (round trip, mutation fuzzing):
+# a shift with an aliased map, and a nest with symbolic, max/min and stepped bounds,
+# iter_args, a symbol subscript and an affine.if.
+SHIFT = """\
+#map = affine_map<(d0) -> (d0 + 1)>
+func.func @shift(%A: memref<64xf32>, %B: memref<63xf32>) {
+  affine.for %i = 0 to 63 {
+    %a = affine.load %A[%i] : memref<64xf32>
+    %b = affine.load %A[%i + 1] : memref<64xf32>
+    %s = arith.addf %a, %b : f32
+    affine.store %s, %B[%i] : memref<63xf32>
+  }
+  return
+}
+"""
+
+MINMAX_NEST = """\
+func.func @mm(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %N: index) {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  affine.for %i = 0 to %N step 2 {
+    affine.for %j = max affine_map<(d0)[s0] -> (d0, s0 - 4)>(%i)[%N] to min affine_map<(d0) -> (d0 + 4, 64)>(%i) {
+      %r = affine.for %k = 0 to 10 iter_args(%acc = %cst) -> (f32) {
+        %a = affine.load %A[%i, %k + symbol(%N)] : memref<?x?xf32>
+        %s = arith.addf %acc, %a : f32
+        affine.yield %s : f32
+      }
+      affine.if affine_set<(d0, d1)[s0] : (d0 - d1 >= 0, s0 - 1 == 0)>(%i, %j)[%N] {
+        affine.store %r, %C[%i, %j floordiv 2] : memref<?x?xf32>
+      }
+    }
+  }
+  return
+}
+"""
