@@ -1,4 +1,10 @@
-"""``affine-opt``: parse, verify and print MLIR text, in the manner of ``mlir-opt``.
+"""``affine-opt``: parse, verify, transform and print MLIR text, in the manner of ``mlir-opt``.
+
+Passes are given as flags in order (``-canonicalize -affine-loop-tile="tile-size=32"``, one or
+two dashes) or as one ``--pass-pipeline="builtin.module(func.func(...))"``; they run on a copy
+of each module, verified after every pass. ``--print-ir-after-all`` / ``--print-ir-after-change``
+dump the IR after passes to stderr, ``--mlir-timing`` prints per-pass wall time, ``--explain``
+prints every decision of every pass (applied, refused with the reason, notes) as remarks.
 
 Errors go to stderr as ``file:line:col: error: message`` and the exit status is 1.
 With ``-split-input-file`` each ``// -----`` chunk is handled on its own, errors are
@@ -12,7 +18,9 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
+from dataclasses import dataclass
 
 import affine_ir as air
 
@@ -33,6 +41,9 @@ errors:
 
 examples:
   affine-opt kernel.mlir                      print the verified, canonical text
+  affine-opt kernel.mlir -canonicalize -affine-loop-tile="tile-size=32"      run two passes
+  affine-opt kernel.mlir --pass-pipeline="builtin.module(func.func(affine-loop-tile{tile-sizes=32,8}))"
+  affine-opt kernel.mlir -affine-loop-tile --explain   why each band was (not) tiled
   affine-opt kernel.mlir -o out.mlir          write it to out.mlir
   cat kernel.mlir | affine-opt                read stdin ('-' names stdin too)
   affine-opt tests.mlir -split-input-file     one module per '// -----' chunk
@@ -75,7 +86,7 @@ def _build_arg_parser() -> argparse.ArgumentParser:
                     help="accept ops of unregistered dialects in the generic form (\"test.foo\"(%%x) : (index) -> ()); "
                          "they are kept as opaque ops and printed back in the generic form")
     ap.add_argument("-verify-each", "--verify-each", dest="verify", action=argparse.BooleanOptionalAction,
-                    default=True, help="verify the IR after parsing (default: on)")
+                    default=True, help="verify the IR after parsing and after every pass (default: on)")
     ap.add_argument("-test-memref-dependence-check", "--test-memref-dependence-check", dest="dependence_check",
                     action="store_true",
                     help="report on stderr, as MLIR's test pass does, the dependences between every pair of "
@@ -83,22 +94,122 @@ def _build_arg_parser() -> argparse.ArgumentParser:
                          "to 1 at depth 1 = [1, 1]'); the module is printed unchanged")
     ap.add_argument("-mlir-print-op-generic", "--mlir-print-op-generic", dest="generic", action="store_true",
                     help=argparse.SUPPRESS)
+    ap.add_argument("-pass-pipeline", "--pass-pipeline", dest="pipeline", default=None, metavar="PIPELINE",
+                    help="the passes to run, e.g. 'builtin.module(func.func(canonicalize,"
+                         "affine-loop-tile{tile-size=32}))' or 'canonicalize,affine-loop-tile{tile-size=32}' "
+                         "(not together with pass flags)")
+    ap.add_argument("-print-ir-after-all", "--print-ir-after-all", "-mlir-print-ir-after-all",
+                    "--mlir-print-ir-after-all", dest="after_all", action="store_true",
+                    help="print the IR to stderr after every pass")
+    ap.add_argument("-print-ir-after-change", "--print-ir-after-change", "-mlir-print-ir-after-change",
+                    "--mlir-print-ir-after-change", dest="after_change", action="store_true",
+                    help="print the IR to stderr after every pass that changed it")
+    ap.add_argument("-mlir-timing", "--mlir-timing", "-timing", "--timing", dest="timing", action="store_true",
+                    help="print the wall time of every pass to stderr")
+    ap.add_argument("-explain", "--explain", dest="explain", action="store_true",
+                    help="print every decision of every pass to stderr as 'file:line:col: remark: pass: "
+                         "applied|refused|note: reason'")
     ap.add_argument("--version", action="version", version=f"affine-opt (affine-ir {_version()})")
     return ap
 
 
-def _process(text: str, filename: str, line_offset: int, verify: bool, allow_unregistered: bool,
-             dependence_check: bool = False) -> str:
-    module = air.parse(text, filename, verify_ir=verify, line_offset=line_offset,
-                       allow_unregistered=allow_unregistered)
-    if dependence_check:
+def _pass_help() -> str:
+    """The 'passes:' section of --help: every pass with its summary and options."""
+    from transforms import all_passes
+
+    lines = ["passes (as flags '-NAME' or '-NAME=\"opt=value ...\"', or in --pass-pipeline):"]
+    for name, cls in all_passes().items():
+        lines.append(f"  -{name:<36} {cls.summary}")
+        for opt in cls.options():
+            default = "" if opt.default in (None, (), "") else f" (default: {_format_default(opt.default)})"
+            lines.append(f"      {opt.name}=<{opt.type_name}>{default}")
+            if opt.help:
+                lines.append(f"          {opt.help}")
+    return "\n".join(lines)
+
+
+def _format_default(value) -> str:
+    from transforms.pass_base import format_option_value
+
+    return format_option_value(value)
+
+
+def _extract_pass_flags(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``argv`` into the other arguments and pipeline elements from pass flags, in order:
+    ``-affine-loop-tile="tile-size=32 separate"`` -> ``affine-loop-tile{tile-size=32 separate}``."""
+    from transforms import get_pass
+
+    rest, elements = [], []
+    for arg in argv:
+        m = re.fullmatch(r"--?([A-Za-z][\w.-]*)(?:=(.*))?", arg, re.S)
+        if m and get_pass(m.group(1)) is not None:
+            opts = (m.group(2) or "").strip()
+            if len(opts) >= 2 and opts[0] == opts[-1] and opts[0] in "'\"":
+                opts = opts[1:-1]
+            if opts.startswith("{") and opts.endswith("}"):
+                opts = opts[1:-1]
+            elements.append(f"{m.group(1)}{{{opts}}}" if opts else m.group(1))
+        else:
+            rest.append(arg)
+    return rest, elements
+
+
+@dataclass
+class _Options:
+    verify: bool = True
+    allow_unregistered: bool = False
+    dependence_check: bool = False
+    pipeline: object = None          # a transforms.PassManager, or None
+    after_all: bool = False
+    after_change: bool = False
+    timing: bool = False
+    explain: bool = False
+
+
+def _process(text: str, filename: str, line_offset: int, opts: _Options) -> str:
+    module = air.parse(text, filename, verify_ir=opts.verify, line_offset=line_offset,
+                       allow_unregistered=opts.allow_unregistered)
+    if opts.dependence_check:
         from analysis.dependence_check import format_remarks
 
-        remarks = format_remarks(module)
-        sys.stdout.flush()  # keep earlier output before these remarks when both go to one pipe
-        sys.stderr.write(remarks)
-        sys.stderr.flush()
+        _to_stderr(format_remarks(module))
+    if opts.pipeline is not None:
+        module = _run_pipeline(module, opts)
     return str(module)
+
+
+def _run_pipeline(module, opts: _Options):
+    pm = opts.pipeline
+    pm.capture_ir = True
+    try:
+        return pm.run(module)
+    finally:  # report what ran, also when a pass failed
+        _report(pm.trace, opts)
+
+
+def _report(trace, opts: _Options) -> None:
+    parts = []
+    for t in trace:
+        if opts.explain:
+            parts += [_remark(d) for d in t.decisions]
+        if opts.after_all or (opts.after_change and t.changed):
+            title = type(t.pass_).__name__
+            parts.append(f"// -----// IR Dump After {title} ({t.name}) //----- //\n{t.after}")
+    if opts.timing and trace:
+        parts.append(trace.timing_report() + "\n")
+    _to_stderr("".join(p if p.endswith("\n") else p + "\n" for p in parts))
+
+
+def _remark(d) -> str:
+    where = f"{d.location}: " if d.location else ""
+    return f"{where}remark: {d.pass_name}: {d.kind}: {d.message}"
+
+
+def _to_stderr(text: str) -> None:
+    if text:
+        sys.stdout.flush()  # keep earlier output before these lines when both go to one pipe
+        sys.stderr.write(text)
+        sys.stderr.flush()
 
 
 def _read(path: str) -> str:
@@ -113,15 +224,45 @@ def _error(message: str) -> None:
     print(f"affine-opt: error: {message}", file=sys.stderr)
 
 
+def _make_pipeline(args, pass_elements: list[str]):
+    """The PassManager of the pass flags or --pass-pipeline (None when there are no passes)."""
+    from transforms import PassManager
+
+    if args.pipeline is not None and pass_elements:
+        raise _UsageError("give passes either as flags or with --pass-pipeline, not both")
+    text = args.pipeline if args.pipeline is not None else ",".join(pass_elements)
+    if not text.strip():
+        return None
+    return PassManager.parse(text, verify_each=args.verify)
+
+
+class _UsageError(Exception):
+    pass
+
+
 def affine_opt_main(argv: list[str] | None = None) -> int:
     """Run ``affine-opt``; returns the exit status (0 ok, 1 on any input error, 2 on bad arguments)."""
+    from transforms import PipelineError, TransformError
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    argv, pass_elements = _extract_pass_flags(argv)
+    parser = _build_arg_parser()
+    if any(a in ("-h", "--help", "-help") for a in argv):
+        parser.epilog = (parser.epilog or "") + "\n" + _pass_help()
     try:
-        args = _build_arg_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version, bad arguments
         return e.code if isinstance(e.code, int) else 1
     if args.generic:
         _error("the generic op form is not supported")
         return 1
+    try:
+        pipeline = _make_pipeline(args, pass_elements)
+    except (PipelineError, _UsageError) as e:
+        _error(str(e.message) if isinstance(e, PipelineError) else str(e))
+        return 2
+    opts = _Options(args.verify, args.allow_unregistered, args.dependence_check, pipeline, args.after_all,
+                    args.after_change, args.timing, args.explain)
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         text = _read(args.input)
@@ -143,9 +284,8 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
             if k:
                 out.write(f"{SPLIT_MARKER}\n")  # between chunks, failed ones included, as mlir-opt does
             try:
-                out.write(_process(chunk, filename, offset, args.verify, args.allow_unregistered,
-                                   args.dependence_check))
-            except air.IRError as e:
+                out.write(_process(chunk, filename, offset, opts))
+            except (air.IRError, TransformError) as e:
                 out.flush()  # keep the order of output and errors when both go to one pipe
                 print(e.formatted(), file=sys.stderr, flush=True)
                 failed = True
