@@ -6,7 +6,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
   depth, distance ranges), :class:`DependenceGraph` (top-level nests over memrefs, for
   fusion), :func:`memref_dependence_remarks` (MLIR's ``-test-memref-dependence-check``).
 - Loop properties: :func:`is_parallel`, :func:`parallel_decision`, :func:`reduction_kind`,
-  :func:`perfect_band`, :func:`permutable_bands`, trip counts.
+  :func:`perfect_band`, :func:`permutable_bands`, trip counts; :func:`permutation_violation`
+  (exact legality of a loop permutation against one dependence).
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
   :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion).
 - Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
@@ -33,6 +34,7 @@ from .isl_bridge import Scop, Statement, UnsupportedError
 from .loops import (
     ParallelDecision,
     Reduction,
+    always_runs,
     constant_trip_count,
     is_parallel,
     is_permutable,
@@ -44,6 +46,7 @@ from .loops import (
     trip_count_expr,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
+from .permutation import permutation_violation
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
 from .slices import ComputationSlice, SliceError, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
@@ -52,9 +55,9 @@ __all__ = [
     "A100", "ComputationSlice", "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
-    "Reduction", "Scop", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
+    "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
     "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision", "perfect_band",
-    "permutable_bands", "rank_tile_sizes", "reduction_kind", "target", "tile_sizes_for_capacity",
-    "tile_working_set", "trip_count_expr",
+    "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_kind", "target",
+    "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
 ]

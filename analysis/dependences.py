@@ -112,6 +112,28 @@ class Dependence:
         """Distance range per common loop over all dependent pairs (the hull of the depths' ranges)."""
         return tuple(_hull([comp[k] for comp in self.components]) for k in range(len(self.ivs)))
 
+    def has_pair(self, depth: int, distances: dict[int, Range]) -> bool:
+        """Whether some dependent pair at ``depth`` has, for every ``k`` given, its distance on
+        common loop ``k`` (0-based: ``ivs[k]``) within the inclusive range ``distances[k]``
+        (``None``: unbounded side), for some symbol values. Exact for an exact dependence; for a
+        may-dependence, whether the ranges meet its distance ranges at that depth."""
+        comps = self.distances_at(depth)
+        if comps is None:
+            return False
+        if not self.exact:
+            return all(_meets(comps[k], r) for k, r in distances.items())
+        deltas = self.by_depth[self.depths.index(depth)]
+        c = len(self.ivs)
+        n_in, n_out = deltas.dim(_DT.in_), deltas.dim(_DT.out)
+        s = deltas.project_out(_DT.in_, c, n_in - c).project_out(_DT.out, c, n_out - c)
+        s = s.reset_tuple_id(_DT.in_).reset_tuple_id(_DT.out).deltas()
+        for k, (lo, hi) in distances.items():
+            for bound, sign in ((lo, 1), (hi, -1)):
+                if bound is not None:
+                    con = isl.Constraint.alloc_inequality(s.get_space())
+                    s = s.add_constraint(con.set_coefficient_val(_DT.set, k, sign).set_constant_val(-sign * bound))
+        return not s.is_empty()
+
     @property
     def kind_name(self) -> str:
         return self.kind if self.exact else f"may-{self.kind}"
@@ -358,3 +380,10 @@ def _value_name(v: Value) -> str:
 def _describe(op: Operation) -> str:
     return f"{op.name} at {op.location}" if op.location else op.name
 
+
+
+def _meets(a: Range, b: Range) -> bool:
+    """Whether two inclusive ranges (None: unbounded side) intersect."""
+    lo = max((x for x in (a[0], b[0]) if x is not None), default=None)
+    hi = min((x for x in (a[1], b[1]) if x is not None), default=None)
+    return lo is None or hi is None or lo <= hi

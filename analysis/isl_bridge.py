@@ -419,3 +419,14 @@ def op_domain(scop: Scop, op: Operation, name: str = "L", include_self: bool = T
     names = [n for n, _ in scop.params.values()]
     space = isl.Space.create_from_names(scop.ctx, set=[], params=names).params()
     return isl.Set(f"{scop._param_prefix()}{{ {name}[{dims}] : {body} }}").align_params(space)
+
+
+def loop_domain_covers_context(scop: Scop, loop: Operation) -> bool:
+    """Whether ``loop`` (an ``affine.for`` under ``scop.root``) has at least one iteration for
+    every point of the enclosing loops' domain (guards included) and every parameter value.
+    Raises UnsupportedError for bounds or guards that are not affine."""
+    inner = op_domain(scop, loop, "L", include_self=True)
+    outer = op_domain(scop, loop, "L", include_self=False)
+    n = inner.dim(isl.dim_type.set)
+    reached = inner.project_out(isl.dim_type.set, n - 1, 1).set_tuple_name("L")
+    return outer.is_subset(reached)

@@ -22,14 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from affine_ir import AffineExpr, AffineMap, Operation, Value
+from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineParallelOp, AffineStoreOp, AffineYieldOp
 
 from .dependences import Dependence, dependences
-from .isl_bridge import _constant_index
+from .isl_bridge import Scop, UnsupportedError, _constant_index, loop_domain_covers_context
 
 __all__ = [
-    "ParallelDecision", "Reduction", "REDUCTION_OPS", "constant_trip_count", "is_parallel", "is_permutable",
+    "ParallelDecision", "Reduction", "REDUCTION_OPS", "always_runs", "constant_trip_count", "is_parallel",
+    "is_permutable",
     "loop_reductions", "parallel_decision", "perfect_band", "permutable_bands", "reduction_kind",
     "trip_count_expr",
 ]
@@ -297,6 +298,28 @@ def constant_trip_count(loop: AffineForOp) -> int | None:
         span = min(e.constant_value for e in ubs) - max(e.constant_value for e in lbs)
         return max(0, -(-span // loop.step))
     return None
+
+
+def always_runs(loop: AffineForOp, scop: Scop | None = None) -> bool:
+    """True when ``loop`` runs at least one iteration every time it is reached: for every
+    iteration of the enclosing loops (under their ``affine.if`` guards) and every value of
+    the symbols (exact, isl). ``0 to 8`` and ``%ii to min(%ii + 32, 100)`` (under
+    ``%ii = 0 to 100 step 32``) always run; ``0 to %N`` does not (``%N`` may be 0). False
+    when a bound cannot be modelled. ``scop``: a Scop of the enclosing function to reuse."""
+    trips = constant_trip_count(loop)
+    if trips is not None:
+        return trips > 0
+    if scop is None:
+        root = loop
+        while root.parent_op is not None and not isinstance(root, FuncOp):
+            root = root.parent_op
+        if not isinstance(root, (FuncOp, AffineForOp, AffineParallelOp)):
+            return False
+        scop = Scop(root)
+    try:
+        return loop_domain_covers_context(scop, loop)
+    except UnsupportedError:
+        return False
 
 
 def trip_count_expr(loop: AffineForOp) -> tuple[AffineMap, tuple[Value, ...]] | None:

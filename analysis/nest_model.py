@@ -290,6 +290,8 @@ def _lanes(op: Operation) -> int:
 
 
 def _element_bytes(t) -> int:
+    if isinstance(t, VectorType):  # a memref of vectors: each element is a whole vector
+        return math.prod(t.shape) * _element_bytes(t.element_type)
     if isinstance(t, (FloatType, IntegerType)):
         return max(1, t.width // 8)
     return 8  # index

@@ -29,6 +29,7 @@ out degrades the box towards the whole dimension, never below the footprint.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -143,8 +144,8 @@ class MemRefRegion:
         return text
 
 
-def memref_region(op_or_loop: Operation, memref: Value, depth: int, *, scop: Scop | None = None
-                  ) -> MemRefRegion | None:
+def memref_region(op_or_loop: Operation | Sequence[Operation], memref: Value, depth: int, *,
+                  scop: Scop | None = None) -> MemRefRegion | None:
     """The footprint of all accesses to ``memref`` under ``op_or_loop`` (an access op, a
     loop, or a function) as a function of the ``depth`` outermost enclosing loop IVs (counted
     from the function, including ``op_or_loop``'s own when it is a loop) and the symbols.
@@ -152,19 +153,24 @@ def memref_region(op_or_loop: Operation, memref: Value, depth: int, *, scop: Sco
     Guarantees: every element accessed at given outer IVs lies in the box (exactly the
     bounding box on dims reported tight); None when nothing under ``op_or_loop`` accesses
     ``memref``. ``scop`` reuses a :class:`Scop` built on the enclosing function.
+    ``op_or_loop`` may also be a sequence of consecutive ops of one block (a block range, as
+    copy generation uses): the footprint of all their accesses, ``depth`` counting the loops
+    around the block (at most their number).
     Raises ValueError for a depth outside ``[0, number of enclosing IVs]``.
 
     Example: the ``%ii`` point loop of a 32-tiled matmul, depth 1, gives
     ``region of %A under %ii: [%i * 32, +32) x [0, 64) = 2048 elements, 8 KiB, read``.
     """
+    ops = [op_or_loop] if isinstance(op_or_loop, Operation) else list(op_or_loop)
+    op_or_loop = ops[0]
     root = _root_of(op_or_loop)
     if scop is None or scop.root is not root:
         scop = Scop(root)
-    outer, _ = enclosing_loops(op_or_loop, root)
+    outer, _ = enclosing_loops(op_or_loop, root, include_self=len(ops) == 1)
     if not 0 <= depth <= len(outer):
         raise ValueError(f"depth {depth} out of range: {_op_name(op_or_loop)} has {len(outer)} enclosing loop IVs")
     stmts = [s for s in scop.statements
-             if s.memref is memref and (s.op is op_or_loop or op_or_loop.is_ancestor_of(s.op))]
+             if s.memref is memref and any(s.op is o or o.is_ancestor_of(s.op) for o in ops)]
     if not stmts:
         return None
     writes = {s.is_write for s in stmts}

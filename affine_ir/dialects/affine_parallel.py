@@ -11,7 +11,12 @@ from ..types import index
 from .affine_loops import _print_yield_region, _verify_yield, ensure_yield, finish_loop
 from .affine_symbols import _check_map_operands, canonical_ssa_map
 
-REDUCTIONS = ("addf", "mulf", "maximumf", "minimumf", "addi", "muli", "maxsi", "minsi", "andi", "ori")
+# MLIR's arith::AtomicRMWKind spellings (``maxs``, not ``maxsi``), and the arith op combining each.
+# (MLIR's maxnumf/minnumf are missing: this IR has no arith.maxnumf/minnumf yet.)
+REDUCTIONS = ("addf", "mulf", "maximumf", "minimumf", "addi", "muli", "maxs", "mins", "maxu", "minu", "andi", "ori",
+              "xori")
+REDUCTION_ARITH_OPS = {k: f"arith.{ {'maxs': 'maxsi', 'mins': 'minsi', 'maxu': 'maxui', 'minu': 'minui'}.get(k, k)}"
+                       for k in REDUCTIONS}
 
 
 class AffineParallelOp(Operation):

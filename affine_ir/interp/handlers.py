@@ -9,6 +9,7 @@ import math
 from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap
 from ..attributes import DenseAttr
+from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
 from ..types import MemRefType, VectorType
 from . import semantics as S
 from .memory import from_list
@@ -126,7 +127,7 @@ def _parallel(tr: FunctionTranslator, op) -> None:
     def on_yield(y):
         for acc, r, kind, v in zip(accs, op.results, op.reductions, y.operands):
             info = scalar_info(r.type)
-            expr, rounds = TEMPLATES[f"arith.{kind}"]([acc, tr.val(v)], op, info, info)
+            expr, rounds = TEMPLATES[REDUCTION_ARITH_OPS[kind]]([acc, tr.val(v)], op, info, info)
             tr.assign_name(acc, expr, info if rounds and info.is_float else None)
 
     tr.block(op.body, on_yield)

@@ -170,6 +170,7 @@ for _name, _fn in MATH_UNARY.items():
 # arith op that combines.
 def reduction_identity(kind: str, info: ScalarInfo) -> str:
     return {
-        "addf": "0.0", "mulf": "1.0", "maximumf": "(-_INF)", "minimumf": "_INF", "addi": "0", "muli": "1",
-        "maxsi": f"({info.min_signed})", "minsi": str(info.max_signed), "andi": "(-1)", "ori": "0",
+        "addf": "0.0", "mulf": "1.0", "maximumf": "(-_INF)", "minimumf": "_INF",
+        "addi": "0", "muli": "1", "maxs": f"({info.min_signed})", "mins": str(info.max_signed), "maxu": "0",
+        "minu": "(-1)", "andi": "(-1)", "ori": "0", "xori": "0",
     }[kind]

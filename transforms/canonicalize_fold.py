@@ -1,0 +1,270 @@
+"""Folding of ``arith``/``math`` scalar ops for canonicalization: constants and identities.
+
+A fold computes exactly what the reference interpreter computes (the same expression
+templates, :mod:`affine_ir.interp.ops`, evaluated on the constant operands, then rounded
+once to the result type), so folding never changes a program's results:
+
+- integers (and ``index``) wrap as the interpreter wraps them (two's complement); an op
+  that traps (division by zero, signed overflow of a division, an oversized shift,
+  ``fptosi`` out of range) is left alone;
+- floats are folded only for the ops IEEE 754 rounds correctly (``addf subf mulf divf
+  remf negf maximumf minimumf``, comparisons, casts, ``math.absf/floor/ceil/sqrt/fma``),
+  never for transcendental functions (``exp``, ``tanh``...: their last bit depends on
+  the library) and never when the result is a NaN (its payload is not portable);
+- vectors are left alone.
+
+Identities keep exact IEEE semantics: ``x * 1.0``, ``x / 1.0``, ``x + (-0.0)``,
+``x - 0.0`` and ``negf(negf(x))`` fold to ``x``, but ``x + 0.0`` does not (``-0.0 + 0.0``
+is ``+0.0``) and ``x * 0.0`` does not (NaN, infinities, signed zeros).
+"""
+
+from __future__ import annotations
+
+import math
+
+from affine_ir import Operation, Value
+from affine_ir.attributes import FloatAttr, IntegerAttr
+from affine_ir.dialects.arith import ConstantOp
+from affine_ir.interp import semantics as S
+from affine_ir.interp.ops import TEMPLATES
+from affine_ir.types import FloatType, IndexType, IntegerType, VectorType, i1
+
+__all__ = ["COMMUTATIVE", "constant_value", "fold_op", "is_constant"]
+
+#: Float ops whose result is the correctly rounded exact result (or exact), so folding is portable.
+EXACT_FLOAT_OPS = frozenset({
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.negf", "arith.maximumf",
+    "arith.minimumf", "arith.cmpf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
+    "arith.truncf", "arith.bitcast", "math.absf", "math.floor", "math.ceil", "math.sqrt", "math.fma",
+})
+INT_OPS = frozenset({
+    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
+    "arith.shrui", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.cmpi", "arith.index_cast", "arith.extsi",
+    "arith.extui", "arith.trunci", "arith.select",
+})
+#: Ops whose two operands commute: a constant operand is moved to the right, as MLIR does.
+COMMUTATIVE = frozenset({
+    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi",
+    "arith.maxui", "arith.minui", "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf",
+})
+
+_ENV = {"_S": S, "_NAN": math.nan, "_INF": math.inf, "math": math, "float": float, "max": max, "min": min,
+        "__builtins__": {}}
+
+
+def _scalar(t) -> bool:
+    return isinstance(t, (IntegerType, IndexType, FloatType))
+
+
+def is_constant(v: Value) -> bool:
+    """True when ``v`` is the result of a scalar ``arith.constant``."""
+    owner = v.owner
+    return isinstance(owner, ConstantOp) and _scalar(v.type)
+
+
+def constant_value(v: Value):
+    """The interpreter's value of a scalar constant (ints signed and wrapped, i1 true = -1), else None."""
+    if not is_constant(v):
+        return None
+    x = v.owner.attributes["value"].value
+    info = S.scalar_info(v.type)
+    return S.ROUNDERS[info.name](float(x)) if info.is_float else S.wrap(int(x), info.width)
+
+
+def _literal(x, is_float: bool) -> str:
+    if is_float:
+        if x != x:
+            return "_NAN"
+        if x in (math.inf, -math.inf):
+            return "_INF" if x > 0 else "(-_INF)"
+        return f"({x!r})"
+    return f"({int(x)})"
+
+
+def _evaluate(op: Operation, values: list):
+    """The interpreter's result of ``op`` on ``values``; None when it traps or cannot be folded."""
+    src_t = op.operands[1].type if op.name == "arith.select" else op.operands[0].type
+    src, dst = S.scalar_info(src_t), S.scalar_info(op.results[0].type)
+    args = [_literal(x, isinstance(v.type, FloatType)) for x, v in zip(values, op.operands)]
+    expr, rounds = TEMPLATES[op.name](args, op, src, dst)
+    try:
+        result = eval(expr, _ENV)  # noqa: S307  (an expression of the interpreter's own templates and literals)
+    except (S.Trap, ArithmeticError, ValueError):
+        return None
+    if dst.is_float:
+        result = float(result)
+        if rounds:
+            result = S.ROUNDERS[dst.name](result)
+        if result != result:
+            return None
+        return result
+    return S.wrap(int(result), dst.width)
+
+
+def _attr_for(value, t):
+    if isinstance(t, FloatType):
+        return FloatAttr(value, t)
+    if t == i1:
+        return IntegerAttr(1 if value else 0, i1)
+    return IntegerAttr(value, t)
+
+
+def foldable(op: Operation) -> bool:
+    """True when ``op`` is a scalar op this module may fold on constant operands."""
+    if len(op.results) != 1 or op.regions or not op.operands:
+        return False
+    if any(isinstance(v.type, VectorType) for v in (*op.operands, op.results[0])):
+        return False
+    if op.name in INT_OPS:
+        return op.name != "arith.select" or _scalar(op.results[0].type)
+    return op.name in EXACT_FLOAT_OPS
+
+
+def fold_constant(op: Operation):
+    """The attribute of the constant ``op`` folds to (all operands constant), else None."""
+    if not foldable(op):
+        return None
+    values = [constant_value(v) for v in op.operands]
+    if op.name == "arith.select" and values[0] is not None:
+        return None  # handled by fold_op (the choices need not be constants)
+    if any(x is None for x in values):
+        return None
+    result = _evaluate(op, values)
+    return None if result is None else _attr_for(result, op.results[0].type)
+
+
+def _is_float_const(v: Value, x: float, negative_zero: bool | None = None) -> bool:
+    c = constant_value(v) if isinstance(v.type, FloatType) else None
+    if c is None or c != x:
+        return False
+    return negative_zero is None or (math.copysign(1.0, c) < 0) == negative_zero
+
+
+def _is_int_const(v: Value, x: int) -> bool:
+    return _scalar(v.type) and not isinstance(v.type, FloatType) and constant_value(v) == x
+
+
+def fold_op(op: Operation) -> Value | object | None:
+    """What ``op`` folds to: an existing value, an attribute for a new constant, ``op``'s own result
+    when it was rewritten in place (``(x + c0) + c1 -> x + c``), or None.
+
+    Only scalar ops of ``arith``/``math`` are considered (see the module doc for what is
+    folded and why it is exact).
+    """
+    if len(op.results) != 1 or not op.name.startswith(("arith.", "math.")) or op.name == "arith.constant":
+        return None
+    attr = fold_constant(op)
+    if attr is not None:
+        return attr
+    return _identity(op)
+
+
+def _identity(op: Operation):
+    name, ops = op.name, op.operands
+    if name == "arith.select":
+        c = constant_value(ops[0]) if _scalar(ops[0].type) else None
+        if c is not None:
+            return ops[1] if c else ops[2]
+        return ops[1] if ops[1] is ops[2] else None
+    if isinstance(op.results[0].type, VectorType):
+        return None
+    if name == "arith.negf":
+        inner = ops[0].owner
+        return inner.operands[0] if isinstance(inner, Operation) and inner.name == "arith.negf" else None
+    if len(ops) != 2:
+        return None
+    a, b = ops
+    if isinstance(a.type, FloatType):
+        return _float_identity(name, a, b)
+    return _int_identity(op, a, b)
+
+
+def _float_identity(name: str, a: Value, b: Value):
+    if name == "arith.mulf" and _is_float_const(b, 1.0):
+        return a
+    if name == "arith.divf" and _is_float_const(b, 1.0):
+        return a
+    if name == "arith.addf" and _is_float_const(b, 0.0, negative_zero=True):
+        return a
+    if name == "arith.subf" and _is_float_const(b, 0.0, negative_zero=False):
+        return a
+    if name in ("arith.maximumf", "arith.minimumf") and a is b:
+        return a
+    return None
+
+
+def _reassociate(op: Operation, a: Value, b: Value) -> bool:
+    """``(x + c0) + c1 -> x + (c0 + c1)`` (also with ``-`` and ``*``; exact with wrap-around);
+    changes ``op`` in place."""
+    c1 = constant_value(b)
+    inner = a.owner
+    if c1 is None or not isinstance(inner, Operation) or inner.name not in ("arith.addi", "arith.subi", "arith.muli"):
+        return False
+    x, cb = inner.operands
+    c0 = constant_value(cb)
+    if c0 is None or is_constant(x):
+        return False
+    pair = (inner.name, op.name)
+    if pair == ("arith.addi", "arith.addi"):
+        c = c0 + c1
+    elif pair == ("arith.subi", "arith.addi"):
+        c = c1 - c0
+    elif pair == ("arith.muli", "arith.muli"):
+        c = c0 * c1
+    else:
+        return False
+    info = S.scalar_info(op.results[0].type)
+    const = ConstantOp(_attr_for(S.wrap(c, info.width), op.results[0].type), location=op.location)
+    op.parent.insert_before(op, const)
+    op.set_operands([x, const.results[0]])
+    return True
+
+
+def _int_identity(op: Operation, a: Value, b: Value):
+    name = op.name
+    t = op.results[0].type
+    if name in ("arith.addi", "arith.muli") and _reassociate(op, a, b):
+        return op.results[0]
+    if name in ("arith.addi", "arith.subi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
+                "arith.shrui") and _is_int_const(b, 0):
+        return a
+    if name in ("arith.muli", "arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi") \
+            and _is_int_const(b, 1):
+        return a
+    if name in ("arith.muli", "arith.andi") and _is_int_const(b, 0):
+        return _attr_for(0, t)
+    if name in ("arith.remsi", "arith.remui") and _is_int_const(b, 1):
+        return _attr_for(0, t)
+    if name == "arith.andi" and _is_int_const(b, -1):
+        return a
+    if a is b:
+        if name in ("arith.andi", "arith.ori", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
+            return a
+        if name in ("arith.subi", "arith.xori"):
+            return _attr_for(0, t)
+        if name == "arith.cmpi":
+            return _attr_for(op.attributes["predicate"] in ("eq", "sle", "sge", "ule", "uge"), i1)
+    return None
+
+
+_SWAPPED_PREDICATE = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
+                      "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule"}
+
+
+def swap_commutative(op: Operation) -> bool:
+    """Move a constant left operand of a commutative op (or of ``arith.cmpi``, swapping the
+    predicate) to the right, MLIR's canonical order."""
+    if (op.name in COMMUTATIVE or op.name == "arith.cmpi") and len(op.operands) == 2:
+        a, b = op.operands
+        if is_constant(a) and not is_constant(b):
+            if op.name == "arith.cmpi":
+                op.attributes["predicate"] = _SWAPPED_PREDICATE[op.attributes["predicate"]]
+            op.set_operands([b, a])
+            return True
+    return False
+
+
+def make_constant(attr, location, name_hint: str | None = None) -> ConstantOp:
+    """A new ``arith.constant`` holding ``attr``."""
+    return ConstantOp(attr, location=location, name_hint=name_hint)

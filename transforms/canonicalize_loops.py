@@ -1,0 +1,243 @@
+"""Loop and conditional rewrites of canonicalization: trip counts, promotion, folding.
+
+Each function here changes the IR only when the rewrite is exact for every execution
+(facts come from :class:`~.canonicalize_ranges.RangeContext`) and returns whether it did.
+"""
+
+from __future__ import annotations
+
+from affine_ir import Block, Operation, Value
+from affine_ir.attributes import IntegerAttr
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMaxOp, AffineYieldOp
+from affine_ir.dialects.arith import ConstantOp
+from affine_ir.types import index
+
+from .canonicalize_ranges import RangeContext, min_opt
+
+__all__ = [
+    "erase_unused_iter_args", "fold_empty_loop", "fold_if", "inline_block_before", "promote_if_single_iteration",
+    "remove_if_zero_trip", "trip_count_range",
+]
+
+
+def trip_count_range(loop: AffineForOp, ctx: RangeContext | None = None) -> tuple[int, int | None]:
+    """``(lo, hi)``: every execution of ``loop`` runs at least ``lo`` and at most ``hi`` iterations
+    (``hi`` None when unbounded). Exact for constant bounds and bounds that differ by a constant;
+    uses the ranges of the outer loops otherwise."""
+    ctx = ctx or RangeContext()
+    lbs = ctx.exprs(loop.lower_bound_map, loop.lower_bound_operands)
+    ubs = ctx.exprs(loop.upper_bound_map, loop.upper_bound_operands)
+    # min_j ub_j - max_i lb_i == min over (i, j) of ub_j - lb_i
+    span_lo: int | None = 0
+    span_hi: int | None = None
+    first = True
+    for u in ubs:
+        for lb in lbs:
+            lo, hi = ctx.bounds(u - lb)
+            span_lo = lo if first else (None if lo is None or span_lo is None else min(span_lo, lo))
+            span_hi = min_opt(span_hi, hi)
+            first = False
+    step = loop.step
+    trip_lo = 0 if span_lo is None else max(0, -(-span_lo // step))
+    trip_hi = None if span_hi is None else max(0, -(-span_hi // step))
+    return trip_lo, trip_hi
+
+
+def inline_block_before(block: Block, anchor: Operation, arg_values: list[Value]) -> list[Value]:
+    """Move the ops of ``block`` (but its terminator) before ``anchor``, its arguments replaced by
+    ``arg_values``; returns the terminator's operands (the values the block yields)."""
+    for a, v in zip(block.args, arg_values):
+        a.replace_all_uses_with(v)
+    term = block.terminator
+    yielded = list(term.operands) if term is not None else []
+    parent = anchor.parent
+    for op in list(block.ops):
+        if op is term:
+            continue
+        op.detach()
+        parent.insert_before(anchor, op)
+    return yielded
+
+
+def _replace_and_erase(op: Operation, values: list[Value]) -> None:
+    for r, v in zip(op.results, values):
+        r.replace_all_uses_with(v)
+    op.erase()
+
+
+def remove_if_zero_trip(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+    """Erase ``loop`` when it never runs an iteration; its results become its inits.
+
+    ``affine.for %i = 0 to 0 iter_args(%a = %x) { ... }`` -> uses of the result use ``%x``.
+    """
+    if trip_count_range(loop, ctx)[1] != 0:
+        return False
+    _replace_and_erase(loop, list(loop.inits))
+    return True
+
+
+def _lower_bound_value(loop: AffineForOp) -> Value:
+    """A value equal to the loop's lower bound, created before the loop."""
+    lb, ops = loop.lower_bound_map, loop.lower_bound_operands
+    c = lb.single_constant()
+    if c is not None:
+        new: Operation = ConstantOp(IntegerAttr(c, index), location=loop.location)
+    elif lb.num_results == 1:
+        new = AffineApplyOp(lb, ops, location=loop.location)
+    else:
+        new = AffineMaxOp(lb, ops, location=loop.location)
+    loop.parent.insert_before(loop, new)
+    return new.results[0]
+
+
+def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+    """Replace ``loop`` by its body when it runs exactly one iteration in every execution: the IV
+    becomes the lower bound, iter_args their inits, the results the yielded values.
+
+    ``affine.for %i = %j to %j + 1 { S(%i) }`` -> ``%lb = affine.apply (d0) -> (d0)(%j); S(%lb)``
+    (the apply is folded by canonicalization).
+    """
+    lo, hi = trip_count_range(loop, ctx)
+    if lo != 1 or hi != 1:
+        return False
+    iv = loop.induction_var
+    iv_value = _lower_bound_value(loop) if iv.uses else iv
+    yielded = inline_block_before(loop.body, loop, [iv_value, *loop.inits])
+    _replace_and_erase(loop, yielded)
+    return True
+
+
+def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+    """Replace a loop whose body only yields by the values it yields (MLIR's
+    ``AffineForEmptyLoopFolder``): an iter_arg yielded in its own place gives its init, a value
+    from outside the loop gives itself when the loop runs at least once, the IV gives its last
+    value when the trip count is constant. Loops without results are left to dead-code removal."""
+    body = loop.body
+    if not loop.results or len(body.ops) != 1:
+        return False
+    trip = None
+    out: list[Value] = []
+    for k, y in enumerate(body.ops[0].operands):
+        if y is body.args[k + 1]:
+            out.append(loop.inits[k])
+            continue
+        if trip is None:
+            trip = trip_count_range(loop, ctx)
+        if y is body.args[0]:
+            c = loop.lower_bound_map.single_constant()
+            if c is None or trip[0] != trip[1] or trip[0] < 1:
+                return False
+            last = ConstantOp(IntegerAttr(c + (trip[0] - 1) * loop.step, index), location=loop.location)
+            loop.parent.insert_before(loop, last)
+            out.append(last.results[0])
+        elif not any(y is a for a in body.args) and trip[0] >= 1:
+            out.append(y)
+        else:
+            return False
+    _replace_and_erase(loop, out)
+    return True
+
+
+def _dead_closure(start: Value, yield_op: Operation, position: int) -> list[Operation] | None:
+    """The pure ops through which ``start`` flows only into operand ``position`` of ``yield_op``;
+    None when it flows anywhere else."""
+    ops: list[Operation] = []
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        v = stack.pop()
+        for use in v.uses:
+            user = use.op
+            if user is yield_op:
+                if use.index != position:
+                    return None
+                continue
+            if id(user) in seen:
+                continue
+            if not user.is_pure or user.regions or user.parent is not yield_op.parent:
+                return None
+            seen.add(id(user))
+            ops.append(user)
+            stack.extend(user.results)
+    return ops
+
+
+def erase_unused_iter_args(loop: AffineForOp) -> bool:
+    """Remove the iter_args whose result is unused and whose value only feeds its own next
+    value (through pure ops in the body), rebuilding the loop without them.
+
+    ``%r:2 = affine.for ... iter_args(%a = %x, %b = %y) { ...; affine.yield %s, %b2 }`` with
+    ``%r#1`` unused and ``%b`` only feeding ``%b2`` -> a loop with the iter_arg ``%a`` only.
+    """
+    body = loop.body
+    term = body.terminator
+    if not loop.results or not isinstance(term, AffineYieldOp):
+        return False
+    drop: dict[int, list[Operation]] = {}
+    for k, r in enumerate(loop.results):
+        if r.uses:
+            continue
+        closure = _dead_closure(body.args[k + 1], term, k)
+        if closure is None:
+            continue
+        drop[k] = closure
+    if not drop:
+        return False
+    keep = [k for k in range(len(loop.results)) if k not in drop]
+    new_yield = [term.operands[k] for k in keep]
+    term.set_operands(new_yield)
+    for closure in drop.values():
+        for op in sorted(closure, key=body.index_of, reverse=True):
+            if op.parent is not None and not any(r.uses for r in op.results):
+                op.erase()
+    _rebuild_loop(loop, keep)
+    return True
+
+
+def _rebuild_loop(loop: AffineForOp, keep: list[int]) -> AffineForOp:
+    """A copy of ``loop`` with only the iter_args ``keep`` (the others must be unused), the body moved."""
+    body = loop.body
+    inits = [loop.inits[k] for k in keep]
+    new = AffineForOp(loop.lower_bound_map, loop.lower_bound_operands, loop.upper_bound_map,
+                      loop.upper_bound_operands, loop.step, inits, iv_name=body.args[0].name_hint,
+                      iter_arg_names=[body.args[k + 1].name_hint for k in keep], location=loop.location)
+    for key, value in loop.attributes.items():
+        new.attributes.setdefault(key, value)
+    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
+        r_new.name_hint = r_old.name_hint
+    nb = new.body
+    for op in list(nb.ops):  # the empty yield the constructor may have added
+        op.erase()
+    old_args = [body.args[0], *(body.args[k + 1] for k in keep)]
+    for a, b in zip(old_args, nb.args):
+        a.replace_all_uses_with(b)
+    for op in list(body.ops):
+        op.detach()
+        nb.append(op)
+    loop.parent.insert_before(loop, new)
+    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
+        r_old.replace_all_uses_with(r_new)
+    loop.erase()
+    return new
+
+
+def fold_if(op: AffineIfOp) -> bool:
+    """Replace an ``affine.if`` whose condition is the universe (the empty set) by its then
+    (else) block, yields becoming the results; erase one whose both blocks are empty and
+    that has no results. The condition must already be canonical (see ``canonical_set``)."""
+    cond = op.condition
+    if cond.is_universe:
+        block: Block | None = op.then_block
+    elif cond.is_empty_trivially:
+        block = op.else_block
+    elif not op.results and len(op.then_block.ops) == 1 and (op.else_block is None or len(op.else_block.ops) == 1):
+        op.erase()
+        return True
+    else:
+        return False
+    if block is None:
+        op.erase()
+        return True
+    yielded = inline_block_before(block, op, [])
+    _replace_and_erase(op, yielded)
+    return True
