@@ -24,7 +24,7 @@ import math
 
 from affine_ir import Operation, Value
 from affine_ir.attributes import FloatAttr, IntegerAttr
-from affine_ir.dialects.arith import ConstantOp
+from affine_ir.dialects.arith import COMMUTATIVE, ConstantOp
 from affine_ir.interp import semantics as S
 from affine_ir.interp.ops import TEMPLATES
 from affine_ir.types import FloatType, IndexType, IntegerType, VectorType, i1
@@ -42,11 +42,6 @@ INT_OPS = frozenset({
     "arith.shrui", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
     "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.cmpi", "arith.index_cast", "arith.extsi",
     "arith.extui", "arith.trunci", "arith.select",
-})
-#: Ops whose two operands commute: a constant operand is moved to the right, as MLIR does.
-COMMUTATIVE = frozenset({
-    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi",
-    "arith.maxui", "arith.minui", "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf",
 })
 
 _ENV = {"_S": S, "_NAN": math.nan, "_INF": math.inf, "math": math, "float": float, "max": max, "min": min,

@@ -23,17 +23,13 @@ from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation
 from affine_ir.attributes import ArrayAttr, DenseAttr, FloatAttr
+from affine_ir.dialects.arith import COMMUTATIVE
 
 from .dce import erase_trivially_dead_ops, is_trivially_dead
 from .pass_base import Pass, PassContext, register_pass
 
 __all__ = ["COMMUTATIVE", "CommonSubexpressionElimination", "eliminate_common_subexpressions", "equivalence_key"]
 
-#: Ops whose two operands commute (MLIR's ``Commutative`` trait), merged whatever their order.
-COMMUTATIVE = frozenset({
-    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi",
-    "arith.maxui", "arith.minui", "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf",
-})
 
 
 def _attr_key(a) -> object:

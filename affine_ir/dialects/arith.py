@@ -107,6 +107,12 @@ INT_BINARY = ("addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floor
               "minsi", "maxui", "minui", "andi", "ori", "xori", "shli", "shrsi", "shrui")
 
 OPS: dict[str, type] = {}
+
+#: Ops whose two operands commute (MLIR's ``Commutative`` trait).
+COMMUTATIVE = frozenset({
+    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi",
+    "arith.maxui", "arith.minui", "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf",
+})
 for _n in FLOAT_BINARY:
     OPS[_n] = _elementwise(f"arith.{_n}", 2, "float", f"``%r = arith.{_n} %a, %b : f32``.")
 for _n in INT_BINARY:
