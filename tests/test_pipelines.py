@@ -19,7 +19,7 @@ PASS_CHOICES = (
     "canonicalize", "cse", "dce", "affine-loop-normalize", "affine-loop-normalize{promote-single-iter}",
     "affine-loop-tile{tile-size=2}", "affine-loop-tile{tile-sizes=3,2 separate}",
     "affine-loop-tile{tile-levels=2 tile-sizes=4,4,2,2}", "affine-loop-tile{tile-size=2 permutable-prefix}",
-    "affine-loop-permute{permutation=1,0}", "affine-loop-unroll{unroll-factor=2}",
+    "affine-loop-permute{permutation=1,0}", "affine-loop-permute{auto}", "affine-loop-unroll{unroll-factor=2}",
     "affine-loop-unroll{unroll-factor=3}",
     "affine-loop-unroll{unroll-full unroll-full-threshold=4}", "affine-loop-unroll-jam{unroll-jam-factor=2}",
     "affine-loop-unroll-jam{unroll-jam-factor=2 loop-depth=1}", "affine-scalrep",

@@ -215,6 +215,8 @@ class LoopPermute(Pass):
     summary = "Permute perfectly nested affine loops (permutation[k] = new position of loop k)"
     permutation: tuple[int, ...] = option((), "new position of each loop of the band, outermost first "
                                               "(MLIR's permutation-map: 1,2,0 turns (i, j, k) into (k, i, j))")
+    auto: bool = option(False, "choose the order of each band: the legal one whose innermost loop has the most "
+                               "unit-stride and invariant accesses and carries no dependence (for vectorization)")
 
     def __post_init__(self) -> None:
         perm = tuple(self.permutation)
@@ -222,6 +224,9 @@ class LoopPermute(Pass):
             raise ValueError(f"permutation {','.join(map(str, perm))} is not a permutation of 0..{len(perm) - 1}")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        if self.auto:
+            self._choose(func, ctx)
+            return
         n = len(self.permutation)
         if n < 2:
             return
@@ -237,3 +242,17 @@ class LoopPermute(Pass):
                 continue
             if new != sub:
                 ctx.applied(sub[0], f"permuted {loops_text(sub)} to {loops_text(new)}")
+
+    def _choose(self, func: FuncOp, ctx: PassContext) -> None:
+        from .permute_choice import choose_permutation
+
+        for band in outermost_bands(func):
+            choice = choose_permutation(band)
+            if choice is None:
+                if len(band) > 1:
+                    ctx.note(band[0], f"{loops_text(band)} kept: its innermost loop is the best legal choice")
+                continue
+            perm, why = choice
+            before = loops_text(band)
+            new = permute_loops(band, perm)
+            ctx.applied(new[0], f"permuted {before} to {loops_text(new)}: {why}")
