@@ -1,0 +1,204 @@
+"""Memrefs: element addressing (row-major, contiguous), ``affine.load/store``,
+``affine.vector_load/store``, ``memref.load/store/alloc/alloca/dealloc/dim``.
+
+Memory spaces (``#gpu.address_space<workgroup>``, integer spaces) are plain memory on the
+CPU. ``memref.alloc`` is ``posix_memalign`` (64-byte aligned) + zero fill (the interpreter
+zero-fills; MLIR leaves contents undefined), ``memref.dealloc`` is ``free``.
+``memref.alloca`` of a static shape up to :data:`STACK_LIMIT` bytes lives on the stack
+(allocated once per call in the entry block, zero-filled where the op runs); larger or
+dynamic ones are heap buffers freed at the end of the block that defines them.
+Accesses are not bounds-checked (the interpreter checks them).
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from affine_ir.affine_map import AffineMap
+from affine_ir.types import MemRefType, VectorType
+
+from .emitter import FunctionEmitter, MemRef, handler
+from .loops import affine_map
+from .types import (
+    I8,
+    I32,
+    I64,
+    PTR,
+    element_align,
+    intrinsic,
+    load_convert,
+    reg_type,
+    storage_bytes,
+    storage_type,
+    store_convert,
+)
+
+STACK_LIMIT = 64 * 1024
+ALLOC_ALIGN = 64
+
+
+def linear_index(em: FunctionEmitter, m: MemRef, idx: list[ir.Value]) -> ir.Value:
+    """Row-major linear index (Horner form: ``(i0 * d1 + i1) * d2 + i2``)."""
+    b = em.b
+    if not idx:
+        return ir.Constant(I64, 0)
+    acc = idx[0]
+    for d, i in zip(m.dims[1:], idx[1:]):
+        acc = b.add(b.mul(acc, d, flags=["nsw"]), i, flags=["nsw"])
+    return acc
+
+
+def element_ptr(em: FunctionEmitter, m: MemRef, idx: list[ir.Value]) -> ir.Value:
+    st = storage_type(m.type.element_type)
+    return em.b.gep(m.ptr, [linear_index(em, m, idx)], inbounds=True, source_etype=st)
+
+
+def _indices(em: FunctionEmitter, op) -> list[ir.Value]:
+    amap = getattr(op, "map", None)
+    if isinstance(amap, AffineMap):
+        return affine_map(em, amap, op.indices)
+    return [em.get(v) for v in op.indices]
+
+
+def _align(t) -> int:
+    return element_align(t.element_type if isinstance(t, MemRefType) else t)
+
+
+@handler("affine.load", "memref.load")
+def _load(em: FunctionEmitter, op) -> None:
+    m = em.memref(op.memref)
+    el = m.type.element_type
+    p = element_ptr(em, m, _indices(em, op))
+    raw = em.b.load(p, typ=storage_type(el), align=element_align(el))
+    em.set(op.results[0], load_convert(em.b, raw, el))
+
+
+@handler("affine.store", "memref.store")
+def _store(em: FunctionEmitter, op) -> None:
+    m = em.memref(op.memref)
+    el = m.type.element_type
+    p = element_ptr(em, m, _indices(em, op))
+    em.b.store(store_convert(em.b, em.get(op.value), el), p, align=element_align(el))
+
+
+def _vector_rows(em: FunctionEmitter, m: MemRef, idx: list[ir.Value], vt: VectorType):
+    """Per row of the vector (its last dim): (pointer to the row's first element, lane offset)."""
+    b = em.b
+    lead = len(idx) - vt.rank
+    rows = []
+    for pos in range(math.prod(vt.shape[:-1])):
+        sub, rest = [], pos
+        for n in reversed(vt.shape[:-1]):
+            sub.append(rest % n)
+            rest //= n
+        sub.reverse()
+        full = list(idx[:lead]) + [b.add(i, ir.Constant(I64, s)) if s else i
+                                   for i, s in zip(idx[lead:], [*sub, 0])]
+        rows.append((element_ptr(em, m, full), pos * vt.shape[-1]))
+    return rows
+
+
+def _row_type(vt: VectorType) -> ir.VectorType:
+    return ir.VectorType(storage_type(vt.element_type), vt.shape[-1])
+
+
+@handler("affine.vector_load")
+def _vector_load(em: FunctionEmitter, op) -> None:
+    b = em.b
+    m = em.memref(op.memref)
+    vt: VectorType = op.results[0].type
+    rows = _vector_rows(em, m, _indices(em, op), vt)
+    rt = _row_type(vt)
+    parts = [b.load(p, typ=rt, align=_align(m.type)) for p, _ in rows]
+    raw = parts[0]
+    if len(parts) > 1:
+        full = ir.VectorType(rt.element, rt.count * len(parts))
+        raw = ir.Constant(full, ir.Undefined)
+        for part, (_, off) in zip(parts, rows):
+            for k in range(rt.count):
+                raw = b.insert_element(raw, b.extract_element(part, ir.Constant(I32, k)), ir.Constant(I32, off + k))
+    em.set(op.results[0], load_convert(b, raw, vt))
+
+
+@handler("affine.vector_store")
+def _vector_store(em: FunctionEmitter, op) -> None:
+    b = em.b
+    m = em.memref(op.memref)
+    vt: VectorType = op.value.type
+    raw = store_convert(b, em.get(op.value), vt)
+    rows = _vector_rows(em, m, _indices(em, op), vt)
+    rt = _row_type(vt)
+    for p, off in rows:
+        part = raw
+        if len(rows) > 1:
+            part = ir.Constant(rt, ir.Undefined)
+            for k in range(rt.count):
+                part = b.insert_element(part, b.extract_element(raw, ir.Constant(I32, off + k)), ir.Constant(I32, k))
+        b.store(part, p, align=_align(m.type))
+
+
+def _byte_size(em: FunctionEmitter, t: MemRefType, dims: list[ir.Value]) -> ir.Value:
+    size: ir.Value = ir.Constant(I64, storage_bytes(t.element_type))
+    for d in dims:
+        size = em.b.mul(size, d)
+    return size
+
+
+def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
+    memset = intrinsic(em.module, "llvm.memset", ir.VoidType(), [PTR, I8, I64, ir.IntType(1)], [PTR, I64])
+    em.b.call(memset, [p, ir.Constant(I8, 0), size, ir.Constant(ir.IntType(1), 0)])
+
+
+def heap_alloc(em: FunctionEmitter, size: ir.Value) -> ir.Value:
+    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1)."""
+    b = em.b
+    memalign = em.ctx.declare("posix_memalign", I32, [PTR, I64, I64])
+    slot = em.entry_alloca(PTR, align=8)
+    nonzero = b.select(b.icmp_unsigned("==", size, ir.Constant(I64, 0)), ir.Constant(I64, 1), size)
+    b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
+    p = b.load(slot, typ=PTR, align=8)
+    _zero_fill(em, p, size)
+    return p
+
+
+@handler("memref.alloc", "memref.alloca")
+def _alloc(em: FunctionEmitter, op) -> None:
+    t: MemRefType = op.results[0].type
+    dyn = [em.get(v) for v in op.operands]
+    dyn_iter = iter(dyn)
+    dims = [ir.Constant(I64, d) if d is not None else next(dyn_iter) for d in t.shape]
+    size = _byte_size(em, t, dims)
+    static = t.has_static_shape
+    nbytes = storage_bytes(t.element_type) * math.prod(t.shape) if static else None
+    if op.name == "memref.alloca" and static and nbytes <= STACK_LIMIT:
+        p = em.entry_alloca(I8, max(nbytes, 1), align=ALLOC_ALIGN)
+        _zero_fill(em, p, size)
+    else:
+        p = heap_alloc(em, size)
+        if op.name == "memref.alloca":
+            em.block_frees[-1].append(p)
+    em.bind_memref(op.results[0], p, dyn)
+
+
+@handler("memref.dealloc")
+def _dealloc(em: FunctionEmitter, op) -> None:
+    free = em.ctx.declare("free", ir.VoidType(), [PTR])
+    em.b.call(free, [em.memref(op.operands[0]).ptr])
+
+
+@handler("memref.dim")
+def _dim(em: FunctionEmitter, op) -> None:
+    m = em.memref(op.operands[0])
+    k = em.get(op.operands[1])
+    if isinstance(k, ir.Constant) and isinstance(k.constant, int) and 0 <= k.constant < len(m.dims):
+        em.set(op.results[0], m.dims[k.constant])
+        return
+    out: ir.Value = ir.Constant(I64, 0)  # out of range: 0 (the interpreter raises)
+    for j, d in enumerate(m.dims):
+        out = em.b.select(em.b.icmp_signed("==", k, ir.Constant(I64, j)), d, out)
+    em.set(op.results[0], out)
+
+
+__all__ = ["element_ptr", "heap_alloc", "linear_index", "reg_type"]

@@ -1,0 +1,163 @@
+"""The llvmlite side of the CPU backend: host target machine, the -O pipeline (loop and SLP
+vectorization), object code, loading objects into an MCJIT engine, and the on-disk object
+cache.
+
+``llvmlite.binding.initialize()`` raises in llvmlite 0.50; only the native target and asm
+printer are initialized. LLVM's global state is not thread-safe: compiling is serialized by
+a lock (calling compiled code is not).
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import llvmlite
+import llvmlite.binding as llvm
+
+_lock = threading.RLock()
+_ready = False
+_machines: dict[int, llvm.TargetMachine] = {}
+CACHE_FORMAT = "cpu-v1"
+
+
+def _init() -> None:
+    global _ready
+    if _ready:
+        return
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    libm = ctypes.util.find_library("m")
+    if libm:
+        try:
+            llvm.load_library_permanently(libm)
+        except RuntimeError:  # pragma: no cover - libm is part of the process anyway
+            pass
+    _ready = True
+
+
+def host() -> tuple[str, str]:
+    """The host CPU's name and LLVM feature string."""
+    with _lock:
+        _init()
+        return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+def new_target_machine(opt_level: int) -> llvm.TargetMachine:
+    """A new target machine for the host CPU."""
+    with _lock:
+        _init()
+        cpu, features = host()
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        return target.create_target_machine(cpu=cpu, features=features, opt=min(opt_level, 3), jit=True)
+
+
+def target_machine(opt_level: int) -> llvm.TargetMachine:
+    """The shared target machine of an optimization level (for compiling; an MCJIT engine
+    takes ownership of its machine, so each engine gets a new one)."""
+    with _lock:
+        tm = _machines.get(opt_level)
+        if tm is None:
+            tm = _machines[opt_level] = new_target_machine(opt_level)
+        return tm
+
+
+def cache_key(*parts: str) -> str:
+    """A hex digest of ``parts`` + the llvmlite version + the host CPU (what object code depends on)."""
+    h = hashlib.sha256()
+    for p in (CACHE_FORMAT, llvmlite.__version__, *host(), *parts):
+        h.update(p.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class LLVMFailure(Exception):
+    """LLVM rejected the module; ``log`` holds its message."""
+
+    def __init__(self, log: str):
+        super().__init__(log)
+        self.log = log
+
+
+def compile_object(text: str, opt_level: int) -> tuple[bytes, str]:
+    """Object code for the LLVM IR ``text`` at ``-O<opt_level>``, and the optimized IR.
+    Raises :class:`LLVMFailure` on invalid IR or an external symbol the process lacks."""
+    with _lock:
+        tm = target_machine(opt_level)
+        try:
+            mod = llvm.parse_assembly(text)
+            mod.triple = llvm.get_process_triple()
+            mod.data_layout = str(tm.target_data)
+            mod.verify()
+        except RuntimeError as e:
+            raise LLVMFailure(str(e)) from None
+        if opt_level > 0:
+            pto = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
+            pto.loop_vectorization = opt_level >= 2
+            pto.slp_vectorization = opt_level >= 2
+            pto.loop_unrolling = opt_level >= 2
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        missing = [f.name for f in mod.functions if f.is_declaration and not f.name.startswith("llvm.")
+                   and not llvm.address_of_symbol(f.name)]
+        if missing:
+            raise LLVMFailure(f"external symbols not found in the process: {', '.join(missing)}")
+        return tm.emit_object(mod), str(mod)
+
+
+class LoadedObject:
+    """Object code loaded into its own MCJIT engine; ``address(symbol)`` of its functions.
+    The code stays valid while this object lives."""
+
+    def __init__(self, obj: bytes, opt_level: int):
+        with _lock:
+            tm = new_target_machine(opt_level)  # owned (and disposed) by the engine
+            empty = llvm.parse_assembly("")
+            empty.triple = llvm.get_process_triple()
+            self.engine = llvm.create_mcjit_compiler(empty, tm)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self.engine.finalize_object()
+
+    def address(self, symbol: str) -> int:
+        with _lock:
+            addr = self.engine.get_function_address(symbol)
+        if not addr:
+            raise KeyError(symbol)
+        return addr
+
+
+# -- the disk cache ------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """``$AFFINE_IR_CACHE`` or ``~/.cache/affine-ir``."""
+    env = os.environ.get("AFFINE_IR_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "affine-ir"
+
+
+def disk_load(key: str) -> tuple[bytes, str] | None:
+    """(object code, ABI JSON) stored under ``key``, or None."""
+    d = cache_dir()
+    try:
+        return (d / f"{key}.o").read_bytes(), (d / f"{key}.json").read_text()
+    except OSError:
+        return None
+
+
+def disk_store(key: str, obj: bytes, abi_json: str) -> None:
+    """Store atomically (write a temporary file, then rename); failures are ignored (the cache
+    is an optimization)."""
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        for suffix, data in ((".json", abi_json.encode()), (".o", obj)):  # the .o last: it marks completeness
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, d / f"{key}{suffix}")
+    except OSError:
+        pass
