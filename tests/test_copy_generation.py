@@ -222,6 +222,62 @@ def test_dynamic_lower_bounds_from_symbols_and_outer_ivs():
         assert_equivalent(before, m, [np.arange(64 * 20, dtype=np.float32).reshape(64, 20), s])
 
 
+# Reduced from a random pipeline (affine-loop-normalize, affine-data-copy-generate,
+# affine-loop-normalize, affine-parallelize, then affine-data-copy-generate again): the function
+# body is one block range (an affine.parallel is not a range of its own), and %B's region starts
+# at %lb, defined inside the range. Its copy-in used to go before the range, above %lb.
+RANGE_DEFINES_LB = """
+func.func @f(%A: memref<8xf32>, %B: memref<13x10xf32>) {
+  affine.parallel (%i) = (0) to (4) {
+    %a = affine.load %A[%i] : memref<8xf32>
+    affine.store %a, %A[%i + 4] : memref<8xf32>
+  }
+  %lb = affine.max affine_map<() -> (0, -2)>()
+  affine.parallel (%x) = (0) to (-symbol(%lb) + 13) {
+    affine.parallel (%y) = (0) to (3) {
+      %b = affine.load %B[%x + symbol(%lb), %y] : memref<13x10xf32>
+      %c = arith.addf %b, %b : f32
+      affine.store %c, %B[%x + symbol(%lb), %y] : memref<13x10xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_region_using_a_value_defined_inside_the_range_is_not_copied():
+    m = air.parse(RANGE_DEFINES_LB)
+    rng = np.random.default_rng(2)
+    args = [rng.integers(-3, 4, (8,)).astype(np.float32), rng.integers(-3, 4, (13, 10)).astype(np.float32)]
+    out = assert_preserves_semantics("affine-data-copy-generate{fast-mem-space=workgroup}", m, args)
+    assert _allocs(str(out)) == ["memref<8xf32, #gpu.address_space<workgroup>>"]  # %A only
+    res = generate_copies(air.parse(RANGE_DEFINES_LB).body.ops[0].body.ops[:-1])
+    assert [(v.name_hint, why) for v, why in res.skipped] == [
+        ("B", "its region depends on %lb, defined inside the copied ops")]
+
+
+def test_copies_are_not_hoisted_above_the_definition_of_their_lower_bound():
+    text = """
+    func.func @f(%B: memref<16xf32>) {
+      affine.for %i = 0 to 4 {
+        %lb = affine.max affine_map<() -> (0, -2)>()
+        affine.for %j = 0 to 4 {
+          %b = affine.load %B[%j + symbol(%lb)] : memref<16xf32>
+          %c = arith.addf %b, %b : f32
+          affine.store %c, %B[%j + symbol(%lb)] : memref<16xf32>
+        }
+      }
+      return
+    }"""
+    m = air.parse(text)
+    before = m.clone()
+    (buf,) = generate_copies(_loop(m, "j")).buffers
+    assert buf.depth == 1 and buf.placement == [_loop(m, "j")]  # %i's region would start at %lb
+    air.verify(m)
+    assert str(air.parse(str(m))) == str(m)
+    assert_equivalent(before, m, [np.arange(-8, 8, dtype=np.float32)])
+
+
 def test_empty_and_non_affine_memrefs_are_skipped_with_reasons():
     text = """
     func.func @f(%A: memref<8xf32>, %B: memref<8xf32>) {

@@ -34,10 +34,12 @@ capacity (or has no constant size). Where ours differs from MLIR's, on purpose:
   interval arithmetic proves redundant dropped, so copies never touch out-of-bounds elements
   even at outer iterations where the loop accesses nothing.
 - A copy is hoisted above an enclosing loop (MLIR's ``findHighestBlockForPlacement``) only when
-  no other op in that loop touches the memref.
-- Memrefs with dynamic dims, accessed by non-affine ops, or defined inside the loop are skipped
-  (recorded); a block range may start with any op containing affine accesses (MLIR: a load or
-  store), so accesses under ``affine.if`` are copied at inner levels too.
+  no other op in that loop touches the memref and its bounds use no value defined in that loop.
+- Memrefs with dynamic dims, accessed by non-affine ops, defined inside the loop, or whose region
+  starts at a value defined inside the copied ops (an ``affine.max`` of an earlier copy's lower
+  bound in a block range) are skipped (recorded); a block range may start with any op
+  containing affine accesses (MLIR: a load or store), so accesses under ``affine.if`` are
+  copied at inner levels too.
 - Function memref arguments are assumed not to alias (as for every affine transform here).
 """
 
@@ -133,8 +135,9 @@ def generate_copies(target: Operation | Sequence[Operation], *, fast_mem_space=1
     accesses); copies stay in bounds of the memref and the buffer. Raises TransformError, before
     changing anything, when a region has no constant size or the buffers need more than
     ``capacity_bytes`` (``needs 80 KiB for %A and %B at depth 1, capacity 48 KiB``). Memrefs that
-    cannot be copied (non-affine or unknown uses, dynamic dims, defined inside) are skipped and
-    listed in ``CopyResult.skipped``.
+    cannot be copied (non-affine or unknown uses, dynamic dims, defined inside, a region whose
+    bounds use a value defined inside) are skipped and listed in ``CopyResult.skipped``; a copy
+    is never placed above a value its bounds use.
 
     Example: a 16-tiled loop ``%ii = %i to %i + 16`` reading ``%A[%ii]`` gets
     ``%A_fast = memref.alloc() : memref<16xf32, 1>``, the copy loop ``%A_c0 = %i to %i + 16``
@@ -269,6 +272,10 @@ def _plan(mem: Value, ops, depth: int, hoist: bool, scop, result: CopyResult) ->
     if not region.is_exact:
         result.skipped.append((mem, "accessed by non-affine ops"))
         return None
+    late = _late_operand(region, ops[0])
+    if late is not None:
+        result.skipped.append((mem, f"its region depends on {value_name(late)}, defined inside the copied ops"))
+        return None
     placement = list(ops)
     while hoist and region.depth > 0 and region.num_elements is not None:
         loop = placement[0].parent_op
@@ -281,8 +288,16 @@ def _plan(mem: Value, ops, depth: int, hoist: bool, scop, result: CopyResult) ->
         outer = memref_region(loop, mem, region.depth - 1, scop=scop)
         if outer is None or outer.num_elements is None or outer.num_elements > region.num_elements:
             break
+        if _late_operand(outer, loop) is not None:  # its bounds would use a value defined in the loop
+            break
         region, placement = outer, [loop]
     return _Plan(mem, region, placement)
+
+
+def _late_operand(region: MemRefRegion, op: Operation) -> Value | None:
+    """An operand of the region's bounds (an outer IV or a symbol) not available just before
+    ``op``, where the copies and the buffer's index offsets would use it; None when all are."""
+    return next((v for v in region.lower_bound_operands if not _defined_before(v, op)), None)
 
 
 def _uses_dim(region: MemRefRegion, d: int) -> bool:

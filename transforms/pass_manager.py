@@ -26,7 +26,7 @@ from .pipeline import PipelineEntry, parse_pipeline
 __all__ = ["PassManager", "PassTrace", "PipelineTrace"]
 
 
-@dataclass
+@dataclass(repr=False)
 class PassTrace:
     """What one pass did: its IR before and after (text; empty when IR capture is off),
     wall time in seconds, whether the IR changed, and its decisions."""
@@ -60,6 +60,9 @@ class PassTrace:
     def __str__(self) -> str:
         return "\n".join([self.summary()] + [f"  {d}" for d in self.decisions])
 
+    def __repr__(self) -> str:
+        return f"<PassTrace {self.summary()}>"
+
     def _repr_html_(self) -> str:
         items = "".join(f"<li><b>{d.kind}</b> {html.escape(_where(d))}{html.escape(d.message)}</li>"
                         for d in self.decisions)
@@ -92,6 +95,9 @@ class PipelineTrace(list):
 
     def __str__(self) -> str:
         return "\n".join(str(t) for t in self)
+
+    def __repr__(self) -> str:
+        return str(self)
 
     def _repr_html_(self) -> str:
         return "".join(t._repr_html_() for t in self)
