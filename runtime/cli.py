@@ -180,7 +180,6 @@ def _process(text: str, filename: str, line_offset: int, opts: _Options) -> str:
 
 def _run_pipeline(module, opts: _Options):
     pm = opts.pipeline
-    pm.capture_ir = True
     try:
         return pm.run(module)
     finally:  # report what ran, also when a pass failed
@@ -233,7 +232,8 @@ def _make_pipeline(args, pass_elements: list[str]):
     text = args.pipeline if args.pipeline is not None else ",".join(pass_elements)
     if not text.strip():
         return None
-    return PassManager.parse(text, verify_each=args.verify)
+    # The IR is printed after each pass only when it is to be dumped.
+    return PassManager.parse(text, verify_each=args.verify, capture_ir=args.after_all or args.after_change)
 
 
 class _UsageError(Exception):

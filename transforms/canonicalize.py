@@ -68,6 +68,7 @@ from .canonicalize_loops import (
 )
 from .canonicalize_maps import canonical_map, canonical_set
 from .canonicalize_ranges import RangeContext
+from .dce import has_only_read_effects, is_trivially_dead
 from .errors import TransformError
 from .pass_base import Pass, PassContext, option, register_pass
 
@@ -77,11 +78,6 @@ __all__ = [
 ]
 
 MAX_SWEEPS = 32
-
-# Ops that only read memory (or nothing): erasable when their results are unused.
-_READ_ONLY = frozenset({"affine.load", "affine.vector_load", "memref.load", "memref.dim", "memref.alloc",
-                        "memref.alloca"})
-_REGION_OPS = frozenset({"affine.for", "affine.if"})
 
 # What the summary note says, in this order.
 _LABELS = (
@@ -95,17 +91,9 @@ _LABELS = (
 
 
 def has_side_effects(op: Operation) -> bool:
-    """Whether ``op`` (with what it holds) may write memory or do anything but compute its results."""
-    if op.is_pure or op.name in _READ_ONLY or op.name == "affine.yield":
-        return False
-    if op.name in _REGION_OPS:
-        return any(has_side_effects(o) for r in op.regions for b in r.blocks for o in b.ops)
-    return True
-
-
-def is_trivially_dead(op: Operation) -> bool:
-    """True when ``op`` has no side effects (see :func:`has_side_effects`) and its results are unused."""
-    return not op.is_terminator and not any(r.uses for r in op.results) and not has_side_effects(op)
+    """Whether ``op`` (with what it holds) may write memory or do anything but compute its results
+    (the complement of :func:`transforms.dce.has_only_read_effects`)."""
+    return not has_only_read_effects(op)
 
 
 # ----------------------------------------------------------------------------------------

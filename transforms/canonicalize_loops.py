@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from affine_ir import Block, Operation, Value
 from affine_ir.attributes import IntegerAttr
-from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMaxOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
 
 from .canonicalize_ranges import RangeContext, min_opt
+from .loop_promotion import inline_block_before, inline_loop_body, lower_bound_value
 
 __all__ = [
     "erase_unused_iter_args", "fold_empty_loop", "fold_if", "inline_block_before", "promote_if_single_iteration",
@@ -43,22 +44,6 @@ def trip_count_range(loop: AffineForOp, ctx: RangeContext | None = None) -> tupl
     return trip_lo, trip_hi
 
 
-def inline_block_before(block: Block, anchor: Operation, arg_values: list[Value]) -> list[Value]:
-    """Move the ops of ``block`` (but its terminator) before ``anchor``, its arguments replaced by
-    ``arg_values``; returns the terminator's operands (the values the block yields)."""
-    for a, v in zip(block.args, arg_values):
-        a.replace_all_uses_with(v)
-    term = block.terminator
-    yielded = list(term.operands) if term is not None else []
-    parent = anchor.parent
-    for op in list(block.ops):
-        if op is term:
-            continue
-        op.detach()
-        parent.insert_before(anchor, op)
-    return yielded
-
-
 def _replace_and_erase(op: Operation, values: list[Value]) -> None:
     for r, v in zip(op.results, values):
         r.replace_all_uses_with(v)
@@ -76,20 +61,6 @@ def remove_if_zero_trip(loop: AffineForOp, ctx: RangeContext | None = None) -> b
     return True
 
 
-def _lower_bound_value(loop: AffineForOp) -> Value:
-    """A value equal to the loop's lower bound, created before the loop."""
-    lb, ops = loop.lower_bound_map, loop.lower_bound_operands
-    c = lb.single_constant()
-    if c is not None:
-        new: Operation = ConstantOp(IntegerAttr(c, index), location=loop.location)
-    elif lb.num_results == 1:
-        new = AffineApplyOp(lb, ops, location=loop.location)
-    else:
-        new = AffineMaxOp(lb, ops, location=loop.location)
-    loop.parent.insert_before(loop, new)
-    return new.results[0]
-
-
 def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
     """Replace ``loop`` by its body when it runs exactly one iteration in every execution: the IV
     becomes the lower bound, iter_args their inits, the results the yielded values.
@@ -101,9 +72,7 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
     if lo != 1 or hi != 1:
         return False
     iv = loop.induction_var
-    iv_value = _lower_bound_value(loop) if iv.uses else iv
-    yielded = inline_block_before(loop.body, loop, [iv_value, *loop.inits])
-    _replace_and_erase(loop, yielded)
+    inline_loop_body(loop, lower_bound_value(loop) if iv.uses else iv)
     return True
 
 

@@ -56,7 +56,7 @@ from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import LoadOp
 from affine_ir.types import MemRefType
 
-from .loop_utils import loop_name
+from .loop_utils import enclosing_function, loop_name
 from .pass_base import Pass, PassContext, register_pass
 
 __all__ = ["LoopInvariantCodeMotion", "hoist_loop_invariants", "hoist_invariants_in"]
@@ -230,18 +230,12 @@ def hoist_invariants_in(root: Operation) -> list[tuple[AffineForOp, list[Operati
         runs = False
         if any(isinstance(op, (*_READS, *_WRITES)) for op in loop.body.walk()):
             if not scop:
-                scop.append(analysis.Scop(_function_of(loop)))
+                scop.append(analysis.Scop(enclosing_function(loop)))
             runs = analysis.always_runs(loop, scop[0])
         moved = _hoist(loop, runs)
         if moved:
             done.append((loop, moved))
     return done
-
-
-def _function_of(op: Operation) -> Operation:
-    while op.parent_op is not None and not isinstance(op, FuncOp):
-        op = op.parent_op
-    return op
 
 
 @register_pass

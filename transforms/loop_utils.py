@@ -11,8 +11,8 @@ from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import perfect_band
 
-__all__ = ["all_loops", "enclosing_function", "loop_name", "loops_text", "outermost_bands", "top_level_loops",
-           "value_name"]
+__all__ = ["all_loops", "at_location", "enclosing_function", "loop_name", "loops_text", "outermost_bands",
+           "top_level_loops", "value_name"]
 
 
 def value_name(v: Value) -> str:
@@ -23,6 +23,11 @@ def value_name(v: Value) -> str:
     if isinstance(owner, Operation):
         return f"%{owner.name}#{v.index}"
     return f"%arg{v.index}"
+
+
+def at_location(op: Operation) -> str:
+    """`` at file:line:col`` for a located op, '' otherwise (for messages)."""
+    return f" at {op.location}" if op.location else ""
 
 
 def loop_name(loop: Operation) -> str:

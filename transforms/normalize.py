@@ -49,10 +49,9 @@ from affine_ir.dialects.affine import (
     canonical_ssa_map,
     is_valid_symbol,
 )
-from affine_ir.dialects.arith import ConstantOp
-from affine_ir.types import index
 
 from .errors import TransformError
+from .loop_promotion import inline_loop_body, lower_bound_value
 from .loop_utils import loop_name, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 
@@ -410,31 +409,9 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
         return False
     lb, lbo = loop.lower_bound_map, loop.lower_bound_operands
     iv = loop.induction_var
-    substitute_value(iv, lb, lbo, lambda: _lower_bound_value(loop))
-    for arg, init in zip(loop.iter_args, loop.inits):
-        arg.replace_all_uses_with(init)
-    body = loop.body
-    term = body.terminator
-    for res, v in zip(loop.results, term.operands if term is not None else ()):
-        res.replace_all_uses_with(v)
-    for op in list(body.ops):
-        if op is not term:
-            op.detach()
-            loop.parent.insert_before(loop, op)
-    loop.erase()
+    substitute_value(iv, lb, lbo, lambda: lower_bound_value(loop, name_hint=_orig_name(iv)))
+    inline_loop_body(loop, iv)
     return True
-
-
-def _lower_bound_value(loop: AffineForOp) -> Value:
-    lb, lbo = loop.lower_bound_map, loop.lower_bound_operands
-    if lb.is_single_constant:
-        c = ConstantOp.of(lb.single_constant(), index, location=loop.location)
-        loop.parent.insert_before(loop, c)
-        return c.result
-    e = lb.results[0]
-    if e == AffineExpr.dim(0) and lb.num_dims == 1 or lb.is_symbol_identity:
-        return lbo[0]
-    return _insert_apply(loop, lb, lbo, loop.location, _orig_name(loop.induction_var))
 
 
 # ----- the pass ----------------------------------------------------------------------------------

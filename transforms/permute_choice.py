@@ -23,6 +23,7 @@ from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 
 from .errors import TransformError
+from .loop_utils import loop_name
 from .permute import check_permutation
 
 __all__ = ["choose_permutation", "innermost_score"]
@@ -110,13 +111,8 @@ def choose_permutation(band: Sequence[AffineForOp]) -> tuple[tuple[int, ...], st
             check_permutation(band, perm)
         except TransformError:
             continue
-        why = (f"innermost score {scores[p]} for {_name(band[p])} against {scores[n - 1]} for {_name(band[-1])} "
-               f"(unit-stride or invariant accesses, no carried dependence)")
+        why = (f"innermost score {scores[p]} for {loop_name(band[p])} against {scores[n - 1]} for "
+               f"{loop_name(band[-1])} (unit-stride or invariant accesses, no carried dependence)")
         return perm, why
     return None
 
-
-def _name(loop: AffineForOp) -> str:
-    from .loop_utils import loop_name
-
-    return loop_name(loop)

@@ -42,13 +42,13 @@ from dataclasses import dataclass
 
 import analysis
 from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, OpResult, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp, AffineVectorStoreOp
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 from affine_ir.dialects.affine_apply import AffineApplyOp
 from affine_ir.dialects.arith import ConstantOp
-from affine_ir.dialects.memref import AllocaOp, AllocOp, DeallocOp, StoreOp
 
+from .dce import write_only_allocations
 from .errors import TransformError
-from .loop_utils import loop_name, value_name
+from .loop_utils import at_location, enclosing_function, loop_name, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
@@ -237,7 +237,7 @@ def forward_stores(func: FuncOp, facts: _Facts | None = None, record: Record = _
         if found is None or facts.write_between(found[1], found[2]) is not None:
             continue
         store = found[0]
-        record("applied", load, f"forwarded the value stored to {value_name(load.memref)}{_at(store)} "
+        record("applied", load, f"forwarded the value stored to {value_name(load.memref)}{at_location(store)} "
                                 "(store-to-load forwarding)")
         load.result.replace_all_uses_with(store.value)
         facts.erase(load)
@@ -270,7 +270,7 @@ def eliminate_redundant_loads(func: FuncOp, facts: _Facts | None = None, record:
         if found is None or facts.write_between(found[1], found[2]) is not None:
             continue
         first = found[0]
-        record("applied", load, f"reused the load of {value_name(load.memref)}{_at(first)} (redundant load)")
+        record("applied", load, f"reused the load of {value_name(load.memref)}{at_location(first)} (redundant load)")
         load.result.replace_all_uses_with(first.result)
         facts.erase(load)
         count += 1
@@ -338,14 +338,11 @@ def remove_dead_allocs(func: FuncOp, record: Record = _no_record, facts: _Facts 
         }
     """
     count = 0
-    for alloc in [op for op in func.walk() if isinstance(op, (AllocOp, AllocaOp))]:
-        mem = alloc.result
-        users = list(dict.fromkeys(u.op for u in mem.uses))
-        writes = (AffineStoreOp, AffineVectorStoreOp, StoreOp)
-        if not all(isinstance(u, DeallocOp) or (isinstance(u, writes) and u.value is not mem) for u in users):
-            continue
-        record("applied", alloc, f"removed {value_name(mem)} (never read) and its {len(users)} stores/deallocs")
-        for u in [*users, alloc]:
+    for found in write_only_allocations(func):
+        users = [*found.stores, *found.deallocs]
+        record("applied", found.alloc, f"removed {value_name(found.alloc.result)} (never read) and its "
+                                       f"{len(users)} stores/deallocs")
+        for u in [*users, found.alloc]:
             if facts is not None:
                 facts.erase(u)
             else:
@@ -408,7 +405,7 @@ def promote_reduction(loop: AffineForOp, store: AffineStoreOp, facts: _Facts | N
     unchanged) when ``store`` is not part of a load/store pair of one loop-invariant element,
     when another access of the loop may touch that element (naming the dependence), or when
     the loop may run zero times. See :func:`promote_reductions_to_iter_args`."""
-    facts = facts or _Facts(_function_of(loop))
+    facts = facts or _Facts(enclosing_function(loop))
     pair = next(((ld, st) for ld, st in _reduction_pairs(loop) if st is store), None)
     if pair is None:
         raise TransformError(PASS, f"cannot promote in ({loop_name(loop)}): the store to "
@@ -455,7 +452,7 @@ def promote_reductions_to_iter_args(loop: AffineForOp, facts: _Facts | None = No
     pairs = _reduction_pairs(loop)
     if not pairs:
         return 0
-    facts = facts or _Facts(_function_of(loop))
+    facts = facts or _Facts(enclosing_function(loop))
     ok = []
     for load, store in pairs:
         try:
@@ -504,12 +501,6 @@ def _promote(loop: AffineForOp, pairs: list[tuple[AffineLoadOp, AffineStoreOp]])
         anchor = new
         store.erase()
     return inits
-
-
-def _function_of(op: Operation) -> FuncOp:
-    while not isinstance(op, FuncOp):
-        op = op.parent_op
-    return op
 
 
 # -- the fixpoint and the pass ---------------------------------------------------------------------------
@@ -611,8 +602,3 @@ class ScalarReplacement(Pass):
             ctx.note(func, f"@{func.sym_name}: {c.forwarded} loads forwarded, {c.redundant_loads} redundant loads, "
                            f"{c.dead_stores} dead stores, {c.dead_memrefs} dead memrefs, {c.promoted} reductions "
                            f"promoted ({c.rounds} rounds)")
-
-
-def _at(op: Operation) -> str:
-    """`` at file:line:col`` for a located op, '' otherwise."""
-    return f" at {op.location}" if op.location else ""

@@ -32,7 +32,8 @@ from affine_ir.types import index
 from analysis import constant_trip_count
 
 from .errors import TransformError
-from .loop_utils import enclosing_function, loop_name
+from .loop_promotion import inline_loop_body, lower_bound_value
+from .loop_utils import loop_name
 from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
@@ -199,41 +200,15 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
     if constant_trip_count(loop) != 1 or loop.lower_bound_map.num_results != 1:
         return False
     iv = loop.induction_var
-    if iv.uses:
-        value = _lower_bound_value(loop)
-        iv.replace_all_uses_with(value)
-        for user in value.users():
-            if hasattr(user, "set_access"):  # keep subscripts canonical (%i + %i -> %i * 2)
-                user.set_access(user.map, user.indices)
-    term = loop.body.terminator
-    for arg, init in zip(loop.iter_args, loop.inits):
-        arg.replace_all_uses_with(init)
-    for r, y in zip(loop.results, term.operands):
-        r.replace_all_uses_with(y)
-    term.erase()
-    block = loop.parent
-    for op in list(loop.body.ops):
-        op.detach()
-        block.insert_before(loop, op)
-    loop.erase()
+    if not iv.uses:
+        inline_loop_body(loop, iv)
+        return True
+    value = lower_bound_value(loop, name_hint=iv.name_hint, constant_at_entry=True)
+    inline_loop_body(loop, value)
+    for user in value.users():
+        if hasattr(user, "set_access"):  # keep subscripts canonical (%i + %i -> %i * 2)
+            user.set_access(user.map, user.indices)
     return True
-
-
-def _lower_bound_value(loop: AffineForOp) -> Value:
-    m, ops = loop.lower_bound_map, loop.lower_bound_operands
-    if m.is_single_constant:
-        const = ConstantOp.of(m.single_constant(), index, location=loop.location)
-        func = enclosing_function(loop)
-        if func is not None:
-            func.body.insert(0, const)
-        else:
-            loop.parent.insert_before(loop, const)
-        return const.result
-    if m.num_inputs == 1 and m.results[0] in (AffineExpr.dim(0), AffineExpr.symbol(0)):
-        return ops[0]
-    apply = AffineApplyOp(m, ops, location=loop.location, name_hint=loop.induction_var.name_hint)
-    loop.parent.insert_before(loop, apply)
-    return apply.result
 
 
 # -- unrolling ---------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from affine_ir.dialects.affine import AffineForOp
 from analysis import Dependence, constant_trip_count, dependences
 
 from .errors import TransformError
-from .loop_utils import loop_name, loops_text, top_level_loops, value_name
+from .loop_utils import at_location, loop_name, loops_text, top_level_loops, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 from .unroll import (
     CleanupBoundError,
@@ -187,12 +187,8 @@ def _check_iter_args(loop: AffineForOp, factor: int) -> None:
             u = _top_item(loop, use.op)
             if u < def_item or (u == def_item and def_is_loop):
                 raise _refuse(loop, f"cannot unroll-jam {loop_name(loop)} by {factor}: iter_arg {value_name(arg)} is "
-                                    f"used by {use.op.name}{_at(use.op)} before the value it yields "
+                                    f"used by {use.op.name}{at_location(use.op)} before the value it yields "
                                     f"({value_name(y)}) is computed in the jammed order; the copies cannot be chained")
-
-
-def _at(op: Operation) -> str:
-    return f" at {op.location}" if op.location else ""
 
 
 def _defined_inside(loop: AffineForOp, v: Value) -> bool:
