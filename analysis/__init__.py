@@ -9,7 +9,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
   :func:`perfect_band`, :func:`permutable_bands`, trip counts; :func:`permutation_violation`
   (exact legality of a loop permutation against one dependence).
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
-  :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion).
+  :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion),
+  :func:`check_fusion` (which dependences fusing at a slice keeps), :func:`reads_covered_within`.
 - Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
 - Cost model v1: :func:`estimate_cost`, :func:`rank_tile_sizes`,
   :func:`tile_sizes_for_capacity`.
@@ -30,6 +31,7 @@ from .dependence_check import format_remarks, memref_dependence_remarks
 from .dependence_graph import DependenceGraph, Edge, Node
 from .dependences import Dependence, DependenceAnalysis, format_range
 from .dependences import dependences as dependences  # noqa: PLC0414  (the function shadows the module)
+from .fusion import FusionCheck, check_fusion, reads_covered_within
 from .isl_bridge import Scop, Statement, UnsupportedError
 from .loops import (
     ParallelDecision,
@@ -52,7 +54,8 @@ from .slices import ComputationSlice, SliceError, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
 __all__ = [
-    "A100", "ComputationSlice", "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
+    "A100", "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
+    "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",

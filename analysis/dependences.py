@@ -213,11 +213,11 @@ class DependenceAnalysis:
     isl parameters, constrained by the bounds of those loops and the enclosing ``affine.if``
     conditions (the *context*)."""
 
-    def __init__(self, root: Operation):
+    def __init__(self, root: Operation, scop: Scop | None = None):
         if not isinstance(root, _ROOTS):
             raise TypeError(f"dependences need a func.func, affine.for or affine.parallel, got '{root.name}'")
         self.root = root
-        self.scop = Scop(root)
+        self.scop = scop if scop is not None and scop.root is root else Scop(root)
         self.statements = self.scop.statements
         self.context = None if isinstance(root, FuncOp) else _context(self.scop, root)
         self._params = tuple((n, v) for n, v in self.scop.params.values())

@@ -31,9 +31,10 @@ last, so a reduction in the producer brings its whole reduction loop.
   AffineMap of the prefix IVs and symbols when affine, else None).
 - ``computation_ratio = slice_iterations / src_iterations - 1`` where ``slice_iterations`` is
   the number of box points over all consumer prefix iterations (= ``num_src_iterations`` x
-  consumer prefix iterations when constant) and ``src_iterations`` the producer's slice-loop
-  iterations: the redundant computation MLIR compares with ``compute-tolerance``
-  (``isFusionProfitable``). Symbols take their values from ``symbol_values``, else
+  consumer prefix iterations when constant; only the points in the producer's domain when the
+  box leaves it: a fused nest clamps the slice loops to the producer's bounds) and
+  ``src_iterations`` the producer's slice-loop iterations: the redundant computation MLIR
+  compares with ``compute-tolerance`` (``isFusionProfitable``). Symbols take their values from ``symbol_values``, else
   ``DEFAULT_SYMBOL_VALUE`` (1024, as the cost model; noted in ``notes``); None when a set is
   unbounded or too large to count.
 """
@@ -167,7 +168,7 @@ class ComputationSlice:
 
 
 def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop: Scop | None = None,
-                  symbol_values: dict[Value, int] | None = None) -> ComputationSlice:
+                  symbol_values: dict[Value, int] | None = None, max_src_loops: int | None = None) -> ComputationSlice:
     """The backward slice of producer ``src_nest`` needed by one iteration of the first
     ``depth`` loops of consumer ``dst_nest`` (both loops in one block, ``src_nest`` first).
 
@@ -179,6 +180,9 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
     Example: producer ``B[%i] = ...`` (``%i`` in [0, 10)), consumer ``%j`` in [1, 9) reading
     ``B[%j - 1], B[%j], B[%j + 1]``, depth 1: ``%i in [%j - 1, %j + 2)``, 3 iterations per
     consumer iteration, ratio 24 / 10 - 1 = 1.4, exact.
+
+    ``max_src_loops`` caps the slice loops at the producer's outermost ones (fusion uses the
+    loops enclosing all of the producer's ops, so that the slice is a whole producer iteration).
     """
     _check_nests(src_nest, dst_nest, depth)
     root = _root_of(src_nest)
@@ -187,7 +191,7 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
     common, _ = enclosing_loops(src_nest, root, include_self=False)
     try:
         with isl_budget(SLICE_BUDGET):
-            s = _slice(scop, src_nest, dst_nest, depth, common)
+            s = _slice(scop, src_nest, dst_nest, depth, common, max_src_loops)
     except BudgetExceeded:
         raise SliceError(f"the dependences between {_op_name(src_nest)} and {_op_name(dst_nest)} are too "
                          f"complex for isl's operation budget ({SLICE_BUDGET})") from None
@@ -203,11 +207,15 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
 
 
 def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
-           common: list[LoopInfo]) -> ComputationSlice:
+           common: list[LoopInfo], max_src_loops: int | None = None) -> ComputationSlice:
     nc = len(common)
     deps = _dependences(scop, src_nest, dst_nest, nc)
     dst_chain = _common_loops([b for _, b, _ in deps])[nc:]
     src_chain = _common_loops([a for a, _, _ in deps])[nc:]
+    if max_src_loops is not None:
+        if max_src_loops < 1:
+            raise SliceError(f"the producer {_op_name(src_nest)} has no loop enclosing all its accesses")
+        src_chain = src_chain[:max_src_loops]
     if depth > len(dst_chain):
         raise SliceError(f"depth {depth} exceeds the {len(dst_chain)} consumer loops enclosing all accesses "
                          f"that depend on {_op_name(src_nest)}")
@@ -425,7 +433,9 @@ def _counts(s: ComputationSlice, scop: Scop,
         x = fix_params(x, scop, fixed)
         return None if x is None else count_points(x)
 
-    if isinstance(per, int):
+    if not s.is_valid:  # what a fused nest runs: the box clamped to the producer's iterations
+        total = count(s.box.intersect(_src_relation(pre_dom, src_dom, len(s.dst_loops) - s.depth)).wrap())
+    elif isinstance(per, int):
         n_dom = count(s.box.domain())
         total = None if n_dom is None else per * n_dom
     else:

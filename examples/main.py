@@ -4,7 +4,8 @@ Builds an MLP block (matmul + bias + GELU, stage S1/S2 of the PolyBlocks pipelin
 the op library, prints its loop nests, verifies it, round-trips it through MLIR text (and
 through upstream MLIR's parser when ``iree-opt`` is installed), then runs the reference
 optimizes it with the mid-level passes (stage S3: canonicalize, two-level tiling, copy
-generation into workgroup memory, unroll-jam into a register tile, scalar replacement), runs
+generation into workgroup memory, unroll-jam into a register tile, scalar replacement), fuses
+it into one nest (loop fusion + scalar replacement: no temporary left), runs
 the reference interpreter on the optimized program and checks it against the unoptimized
 one (exactly) and against numpy. Each stage reports what it did and how long it took. Later
 issues add the CPU/GPU backends here.
@@ -35,6 +36,10 @@ S3_PIPELINE = ("canonicalize,"
                "affine-loop-unroll-jam{unroll-jam-factor=2 loop-depth=6},"
                "affine-loop-unroll-jam{unroll-jam-factor=2 loop-depth=7},"
                "affine-scalrep,canonicalize,cse")
+
+#: Fusion (the other S3 route, before tiling in later issues): the three nests become one, the
+#: temporary a private 1x1 buffer that scalar replacement turns into a register.
+FUSION_PIPELINE = "affine-loop-fusion,affine-scalrep,canonicalize"
 
 
 def _stage(name: str, detail: str, t0: float) -> None:
@@ -107,18 +112,30 @@ def main(argv: list[str] | None = None) -> int:
             return 1
 
     t0 = time.perf_counter()
+    pm = PassManager.parse(FUSION_PIPELINE)
+    fused = pm.run(module)
+    body = fused.functions[0].body.ops
+    n_nests = sum(op.name == "affine.for" for op in body)
+    n_tmp = sum(op.name == "memref.alloc" for op in body)
+    _stage("fusion", f"{FUSION_PIPELINE}: {len(nests)} nests -> {n_nests}, {len(allocs)} temporaries -> {n_tmp}", t0)
+    for d in pm.trace.decisions if not args.quiet else []:
+        print(f"      {d.kind}: {d.message[:150]}")
+
+    t0 = time.perf_counter()
     rng = np.random.default_rng(0)
     X, W, bias = _random((M, K), args.dtype, rng), _random((K, N), args.dtype, rng), _random((N,), args.dtype, rng)
     Y0 = np.zeros((M, N), dtype=X.dtype)
     air.interpret(module, X, W, bias, Y0)
     Y = np.zeros((M, N), dtype=X.dtype)
     air.interpret(optimized, X, W, bias, Y)
-    same = np.array_equal(Y.view(np.uint8), Y0.view(np.uint8))
+    Yf = np.zeros((M, N), dtype=X.dtype)
+    air.interpret(fused, X, W, bias, Yf)
+    same = np.array_equal(Y.view(np.uint8), Y0.view(np.uint8)) and np.array_equal(Yf.view(np.uint8), Y0.view(np.uint8))
     want = reference.mlp(X, W, bias, activation="gelu")
     tol = {"f32": 1e-5, "f16": 1e-2, "bf16": 2e-2}[args.dtype]
     err = float(np.max(np.abs(Y.astype(np.float64) - want.astype(np.float64))))
     good = np.allclose(Y.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
-    _stage("interpret", f"{M * N * K} MACs on the CPU reference interpreter, original and optimized: "
+    _stage("interpret", f"{M * N * K} MACs on the CPU reference interpreter, original, optimized and fused: "
            f"{'bit-identical' if same else 'DIFFERENT'}; max |error| vs numpy {err:.2e} "
            f"({'ok' if good else 'FAIL'}, tolerance {tol})", t0)
     good = good and same

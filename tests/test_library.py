@@ -11,6 +11,8 @@ import subprocess
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import affine_ir as air
 from affine_ir import library as lib
@@ -501,6 +503,8 @@ def _examples():
         "layernorm": lib.layernorm(2, 3),
         "attention": lib.attention(1, 1, 2, 2),
         "mlp": lib.mlp(2, 3, 4),
+        "elementwise_chain": lib.elementwise_chain(["relu", "add", "exp"], (2, 3)),
+        "conv2d_bias_relu": lib.conv2d_bias_relu(1, 2, 4, 4, 2, 3, 3, padding=1),
     }
 
 
@@ -599,3 +603,194 @@ def test_bad_arguments():
         lib.max_pool2d(1, 1, 4, 4, 2, padding=2)
     with pytest.raises(ValueError):
         lib.mlp(2, 2, 2, activation="swish")
+
+
+# -- composites for fusion: elementwise_chain / conv2d_bias_relu -------------------------------------------
+def top_level(m, name: str) -> list:
+    return [op for op in func_of(m).body.ops if op.name == name]
+
+
+def nest_depth(loop) -> int:
+    """Depth of a perfect nest of affine.for (each body holds one loop, or no loop at all)."""
+    depth = 1
+    while True:
+        body = [o for o in loop.body.ops if not o.is_terminator]
+        inner = [o for o in body if o.name == "affine.for"]
+        if not inner:
+            return depth
+        assert len(body) == 1, "not a perfect nest"
+        loop, depth = inner[0], depth + 1
+
+
+def chain_inputs(ops, shape, dtype, seed=30, transcendental=False):
+    """``X`` and one fresh operand per binary op (nonzero for div): small integers, or random
+    normals for transcendental chains (which take abs before any sqrt)."""
+    gen = (lambda s, n, nz: randn(s, dtype, seed=n)) if transcendental else \
+        (lambda s, n, nz: ints(s, dtype, seed=n, nonzero=nz))
+    x = gen(shape, seed, False)
+    bs = [gen(shape, seed + 1 + q, op == "div") for q, op in enumerate(o for o in ops if o in lib.BINARY_OPS)]
+    return x, bs
+
+
+EXACT_CHAINS = [
+    ["relu"],
+    ["add"],
+    ["neg", "add", "mul", "relu"],
+    ["sub", "max", "abs", "min", "mul"],
+    ["abs", "add", "div"],  # one correctly rounded division, last
+]
+CLOSE_CHAINS = [
+    ["exp", "add", "tanh"],
+    ["sigmoid", "mul", "gelu", "sub", "abs", "sqrt"],
+]
+CHAIN_SHAPES = [((7,), {}), ((2, 1, 3), {}), (("N",), {"N": 5}), (("M", 3), {"M": 2}), (("M", "N"), {"M": 3, "N": 2})]
+
+
+@pytest.mark.parametrize("dtype", [*DTYPES, "f64"])
+@pytest.mark.parametrize("shape,env", CHAIN_SHAPES)
+@pytest.mark.parametrize("ops", EXACT_CHAINS + CLOSE_CHAINS, ids=lambda o: "-".join(o))
+def test_elementwise_chain(ops, shape, env, dtype):
+    m = lib.elementwise_chain(ops, shape, dtype)
+    assert func_of(m).sym_name == "elementwise_chain"
+    roundtrip(m)
+    s = concrete(shape, env)
+    exact = ops in EXACT_CHAINS
+    x, bs = chain_inputs(ops, s, dtype, transcendental=not exact)
+    (y,) = run(m, [x, *bs], [s], env, dtype)
+    want = ref.elementwise_chain(ops, x, *bs)
+    if exact:  # small integers: every intermediate is exact, so only the last rounding counts
+        check_exact(y, want)
+    else:
+        check_close(y, want, dtype)
+
+
+@pytest.mark.parametrize("ops", [["relu"], ["add", "exp"], ["neg", "mul", "gelu", "max", "sqrt", "sub"]],
+                         ids=lambda o: "-".join(o))
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_elementwise_chain_form(ops, dtype):
+    n, n_bin = len(ops), sum(o in lib.BINARY_OPS for o in ops)
+    m = lib.elementwise_chain(ops, ("M", 4, 3), dtype)
+    text = roundtrip(m)
+    f = func_of(m)
+    # arguments: %X, %B0.., %Y, then the symbolic size
+    assert [a.name_hint for a in f.args] == ["X", *[f"B{q}" for q in range(n_bin)], "Y", "M"]
+    # n perfect nests of depth 3, n - 1 hoisted temporaries %t0.. (f32), all deallocated
+    loops = top_level(m, "affine.for")
+    assert len(loops) == n and all(nest_depth(lp) == 3 for lp in loops)
+    allocs = top_level(m, "memref.alloc")
+    assert len(allocs) == n - 1 == len(top_level(m, "memref.dealloc"))
+    assert [a.result.name_hint for a in allocs] == [f"t{t}" for t in range(n - 1)]
+    assert all(str(a.result.type) == "memref<?x4x3xf32>" for a in allocs)
+    # nest t writes %t<t> (the last writes %Y) and reads the previous result
+    for t, lp in enumerate(loops):
+        stores = [op for op in lp.walk() if op.name == "affine.store"]
+        loads = {op.memref.name_hint for op in lp.walk() if op.name == "affine.load"}
+        assert len(stores) == 1 and stores[0].memref.name_hint == ("Y" if t == n - 1 else f"t{t}")
+        assert ("X" if t == 0 else f"t{t - 1}") in loads
+    # low precision: only the store into %Y rounds
+    assert text.count("arith.truncf") == (1 if dtype == "bf16" else 0)
+
+
+def test_elementwise_chain_rounds_once():
+    """bf16 keeps intermediates in f32: (256 + 1) - 256 = 1, where rounding 257 to bf16 would give 0."""
+    m = lib.elementwise_chain(["add", "sub"], (2,), "bf16")
+    x = np.array([256, 3], dtype=ml_dtypes.bfloat16)
+    b0 = np.array([1, 1], dtype=ml_dtypes.bfloat16)
+    b1 = np.array([256, 2], dtype=ml_dtypes.bfloat16)
+    (y,) = run(m, [x, b0, b1], [(2,)], {}, "bf16")
+    assert (x.astype(np.float32) + b0.astype(np.float32)).astype(ml_dtypes.bfloat16)[0] == 256  # the premise
+    check_exact(y, np.array([1, 2], dtype=ml_dtypes.bfloat16))
+    check_exact(y, ref.elementwise_chain(["add", "sub"], x, b0, b1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.sampled_from(["relu", "neg", "abs", "add", "sub", "mul", "max", "min"]), min_size=1,
+                    max_size=6), seed=st.integers(0, 2 ** 16))
+def test_elementwise_chain_random(ops, seed):
+    m = lib.elementwise_chain(ops, (3, 2), "f32")
+    x, bs = chain_inputs(ops, (3, 2), "f32", seed=seed)
+    (y,) = run(m, [x, *bs], [(3, 2)], {}, "f32")
+    check_exact(y, ref.elementwise_chain(ops, x, *bs))
+    assert len(top_level(m, "affine.for")) == len(ops) and len(top_level(m, "memref.alloc")) == len(ops) - 1
+
+
+def test_elementwise_chain_single_and_gelu_form():
+    m = lib.elementwise_chain("relu", (3,))  # a bare name is a chain of one
+    assert len(top_level(m, "affine.for")) == 1 and not top_level(m, "memref.alloc")
+    assert "math.tanh" in str(lib.elementwise_chain(["gelu"], (3,), approximate="tanh"))
+    assert "math.erf" in str(lib.elementwise_chain(["gelu"], (3,)))
+
+
+def test_elementwise_chain_bad_ops():
+    with pytest.raises(ValueError, match=r"op 1 \('cube'\)"):
+        lib.elementwise_chain(["relu", "cube", "add"], (3,))
+    with pytest.raises(ValueError, match="add:B"):
+        lib.elementwise_chain(["add:B"], (3,))
+    with pytest.raises(ValueError, match="at least one"):
+        lib.elementwise_chain([], (3,))
+    with pytest.raises(ValueError, match="None"):
+        lib.elementwise_chain(["relu", None], (3,))
+    with pytest.raises(ValueError):
+        lib.elementwise_chain(["gelu"], (3,), approximate="erf")
+    with pytest.raises(ValueError):
+        lib.elementwise_chain(["relu"], (0,))
+
+
+CONV_BIAS_RELU_CASES = [
+    ((1, 2, 5, 5, 3, 3, 3), {}, {}),
+    ((2, 1, 6, 5, 2, 3, 2), {}, {"stride": 2, "padding": 1}),
+    ((1, 3, 7, 6, 2, 2, 3), {}, {"stride": (2, 1), "padding": (1, 0), "dilation": (2, 1)}),
+    ((1, 1, 1, 1, 1, 1, 1), {}, {}),
+    (("N", "C", 5, 4, 2, 2, 2), {"N": 2, "C": 2}, {"dilation": 2, "padding": (0, 1)}),
+    ((1, 2, "H", "W", 3, 3, 3), {"H": 6, "W": 5}, {"stride": 2, "padding": 1}),
+]
+
+
+@pytest.mark.parametrize("dtype", [*DTYPES, "f64"])
+@pytest.mark.parametrize("sizes,env,opts", CONV_BIAS_RELU_CASES)
+def test_conv2d_bias_relu(sizes, env, opts, dtype):
+    m = lib.conv2d_bias_relu(*sizes, dtype=dtype, **opts)
+    text = roundtrip(m)
+    assert "%acc = memref.alloc" in text and "memref.dealloc %acc" in text
+    N, C, H, W, F, KH, KW = concrete(sizes, env)
+    Ho, Wo = _out_hw(H, W, KH, KW, **opts)
+    x, f = ints((N, C, H, W), dtype, seed=31), ints((F, C, KH, KW), dtype, seed=32)
+    bias = ints((F,), dtype, seed=33)
+    (y,) = run(m, [x, f, bias], [(N, F, Ho, Wo)], env, dtype)
+    # small-integer sums are exact: one rounding, as in the reference
+    check_exact(y, ref.conv2d_bias_relu(x, f, bias, **opts))
+
+
+def test_conv2d_bias_relu_form():
+    sizes, opts = (2, 3, 6, 6, 4, 3, 3), {"stride": 1, "padding": 1}
+    m = lib.conv2d_bias_relu(*sizes, **opts)
+    f = func_of(m)
+    assert [a.name_hint for a in f.args] == ["input", "filter", "bias", "output"]
+    assert [str(a.type) for a in f.args] == ["memref<2x3x6x6xf32>", "memref<4x3x3x3xf32>", "memref<4xf32>",
+                                             "memref<2x4x6x6xf32>"]
+    # init nest, accumulation nest (the conv2d one: same loops and body), epilogue nest
+    loops = top_level(m, "affine.for")
+    assert [nest_depth(lp) for lp in loops] == [4, 7, 4]
+    (alloc,) = top_level(m, "memref.alloc")
+    assert alloc.result.name_hint == "acc" and str(alloc.result.type) == "memref<2x4x6x6xf32>"
+    conv_loops = top_level(lib.conv2d(*sizes, **opts), "affine.for")
+    assert [sorted(o.name for o in lp.walk()) for lp in loops[:2]] == \
+        [sorted(o.name for o in lp.walk()) for lp in conv_loops]
+    epi = {op.name for op in loops[2].walk()}
+    assert {"arith.addf", "arith.maximumf"} <= epi and "arith.mulf" not in epi
+    assert "affine.load %bias[%f_1] : memref<4xf32>" in str(m)
+    # the relu does clip: some outputs are zero, some positive (on data where that happens)
+    x, w, b = ints((2, 3, 6, 6), "f32", seed=34), ints((4, 3, 3, 3), "f32", seed=35), ints((4,), "f32", seed=36)
+    (y,) = run(m, [x, w, b], [(2, 4, 6, 6)], {}, "f32")
+    pre = ref.conv2d(x, w, **opts) + b.reshape(1, -1, 1, 1)
+    assert (pre < 0).any() and (pre > 0).any()
+    check_exact(y, ref.conv2d_bias_relu(x, w, b, **opts))
+
+
+def test_conv2d_bias_relu_bad_arguments():
+    with pytest.raises(ValueError):
+        lib.conv2d_bias_relu(1, 1, 2, 2, 1, 3, 3)  # window larger than the input
+    with pytest.raises(ValueError):
+        lib.conv2d_bias_relu(1, 1, 4, 4, 1, 3, 3, stride=0)
+    with pytest.raises(ValueError):
+        lib.conv2d_bias_relu(1, 1, 4, 4, 1, 3, 3, dtype="i8")

@@ -286,6 +286,29 @@ def _sweep(root: Operation, stats: Counter) -> bool:
     return changed
 
 
+def compose_affine_maps(root: Operation) -> bool:
+    """Fold ``affine.apply`` ops under ``root`` into the affine accesses, bounds and applies that
+    use them (and simplify those maps), erasing applies left unused; nothing else changes.
+    What a transform that introduces applies (a promoted loop's IV) calls on what it made.
+    Returns whether anything changed."""
+    ctx, stats = RangeContext(), Counter()
+    changed = False
+    for op in list(root.walk()):
+        if op.parent is None:
+            continue
+        if isinstance(op, AffineApplyOp):
+            changed |= _canonicalize_map_value(op, ctx, stats)
+        elif isinstance(op, _AccessOp):
+            changed |= _canonicalize_access(op, ctx, stats)
+        elif isinstance(op, AffineForOp):
+            changed |= simplify_loop_bounds(op, ctx, stats)
+    for op in reversed(list(root.walk())):
+        if isinstance(op, AffineApplyOp) and op.parent is not None and not op.results[0].uses:
+            op.erase()
+            changed = True
+    return changed
+
+
 def _hoistable(c: ConstantOp, func: FuncOp) -> bool:
     """Constants with no other attribute, nested only in affine loops/ifs of ``func``."""
     if set(c.attributes) != {"value"}:

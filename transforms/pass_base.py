@@ -55,6 +55,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-loop-invariant-code-motion": "licm",
     "affine-data-copy-generate": "copy_generation",
     "affine-parallelize": "parallelize",
+    "affine-loop-fusion": "fuse",
 }
 
 _REGISTRY: dict[str, type[Pass]] = {}

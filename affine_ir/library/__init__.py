@@ -20,7 +20,7 @@ symbolic size. Conventions shared by every op:
 - **Temporaries** are ``memref.alloc``'d at the top of the function (f32) and
   ``memref.dealloc``'d at its end; constants are hoisted there too.
 - Loop IVs and buffers carry readable names: ``%i, %j, %k``, ``%n, %c, %h, %w, %kh, %kw``,
-  ``%A, %B, %C``, ``%input, %filter, %output``, ``%tmp, %max, %sum, %acc``.
+  ``%A, %B, %C``, ``%input, %filter, %output``, ``%tmp, %max, %sum, %acc``, ``%t0, %t1, ...``.
 
 ``OPS`` maps op names to these functions; :mod:`.reference` holds numpy references with
 the same argument order.
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from . import reference
 from .conv import conv2d, depthwise_conv2d
-from .elementwise import BINARY_OPS, UNARY_OPS, bias_add, binary, broadcast_shape, gelu, relu, unary
+from .elementwise import BINARY_OPS, UNARY_OPS, bias_add, binary, broadcast_shape, elementwise_chain, gelu, relu, unary
 from .linalg import batch_matmul, matmul
-from .nn import attention, mlp
+from .nn import attention, conv2d_bias_relu, mlp
 from .norm import layernorm, softmax
 from .pool import avg_pool2d, max_pool2d
 from .reduce import REDUCE_KINDS, reduce
@@ -54,10 +54,12 @@ OPS = {
     "layernorm": layernorm,
     "attention": attention,
     "mlp": mlp,
+    "elementwise_chain": elementwise_chain,
+    "conv2d_bias_relu": conv2d_bias_relu,
 }
 
 __all__ = [
     "BINARY_OPS", "OPS", "REDUCE_KINDS", "UNARY_OPS", "attention", "avg_pool2d", "batch_matmul", "bias_add", "binary",
-    "broadcast_shape", "conv2d", "depthwise_conv2d", "gelu", "layernorm", "matmul", "max_pool2d", "mlp", "reduce",
-    "reference", "relu", "softmax", "unary",
+    "broadcast_shape", "conv2d", "conv2d_bias_relu", "depthwise_conv2d", "elementwise_chain", "gelu", "layernorm",
+    "matmul", "max_pool2d", "mlp", "reduce", "reference", "relu", "softmax", "unary",
 ]

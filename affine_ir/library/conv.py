@@ -6,10 +6,13 @@ bounds: the accumulation sits in an ``affine.if`` that checks the input index
 ``h*stride + kh*dil - pad`` against ``[0, H)`` (only on padded dims), so padded taps
 contribute zero. Accumulation follows :mod:`.linalg`: zero-init nest, then a perfect nest
 ``out += in * filter`` in f32 (an f32 ``%acc`` plus a rounding nest for f16/bf16).
+:func:`emit_conv2d` emits those two nests into any accumulator, for composites
+(``conv2d_bias_relu``) that add their own epilogue.
 """
 
 from __future__ import annotations
 
+from ..core import Value
 from ..dialects.builtin import ModuleOp
 from ._kernel import Kernel, check_size, derive, pair
 from .linalg import emit_contraction
@@ -47,6 +50,59 @@ def input_index(h, w, kh, kw, stride, pad, dil):
     return h * stride[0] + kh * dil[0] - pad[0], w * stride[1] + kw * dil[1] - pad[1]
 
 
+def conv2d_shapes(N, C, H, W, F, KH, KW, stride, padding, dilation, layout: str):
+    """Checked sizes and geometry of a conv2d: ``(sizes, shapes, geometry)`` with ``sizes`` the
+    checked ``(N, C, H, W, F, KH, KW)``, ``shapes`` the ``input``/``filter``/``output`` shapes of
+    ``layout`` (a dict in argument order) and ``geometry`` ``(stride, pad, dil, Ho, Wo)``."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    N, C, H, W, F, KH, KW = (check_size(s, n) for s, n in zip((N, C, H, W, F, KH, KW), "N C H W F KH KW".split()))
+    geometry = _geometry(H, W, KH, KW, stride, padding, dilation)
+    Ho, Wo = geometry[3:]
+    shapes = (dict(input=(N, C, H, W), filter=(F, C, KH, KW), output=(N, F, Ho, Wo)) if layout == "NCHW" else
+              dict(input=(N, H, W, C), filter=(KH, KW, C, F), output=(N, Ho, Wo, F)))
+    return (N, C, H, W, F, KH, KW), shapes, geometry
+
+
+def emit_conv2d(k: Kernel, inp: Value, flt: Value, acc: Value, sizes, geometry, layout: str = "NCHW") -> list:
+    """Emit ``acc = conv2d(inp, flt)`` as two nests (zero-init of ``acc`` over the output
+    loops, then the guarded accumulation over output and reduction loops) and return the
+    output loop specs (``[(%n, N), (%f, F), (%h, Ho), (%w, Wo)]`` for NCHW), so that a
+    caller can add an epilogue nest over the same loops. ``sizes`` and ``geometry`` are as
+    :func:`conv2d_shapes` returns them; ``acc`` is indexed like the output."""
+    N, C, H, W, F, KH, KW = sizes
+    st, pd, dl, Ho, Wo = geometry
+    nchw = layout == "NCHW"
+    if nchw:
+        out_loops = [("n", N), ("f", F), ("h", Ho), ("w", Wo)]
+        red_loops = [("c", C), ("kh", KH), ("kw", KW)]
+
+        def unpack(ivs):
+            n, f, h, w, c, kh, kw = ivs
+            return n, f, h, w, c, kh, kw
+    else:
+        out_loops = [("n", N), ("h", Ho), ("w", Wo), ("f", F)]
+        red_loops = [("kh", KH), ("kw", KW), ("c", C)]
+
+        def unpack(ivs):
+            n, h, w, f, kh, kw, c = ivs
+            return n, f, h, w, c, kh, kw
+
+    def terms(ivs):
+        n, f, h, w, c, kh, kw = unpack(ivs)
+        ih, iw = input_index(h, w, kh, kw, st, pd, dl)
+        x = k.load(inp, [n, c, ih, iw] if nchw else [n, ih, iw, c])
+        y = k.load(flt, [f, c, kh, kw] if nchw else [kh, kw, c, f])
+        return [x, y]
+
+    def guard(ivs):
+        n, f, h, w, c, kh, kw = unpack(ivs)
+        return window_guard(k, h, w, kh, kw, H, W, st, pd, dl)
+
+    emit_contraction(k, acc, out_loops, red_loops, lambda ivs: ivs[:4], terms, init=0.0, guard=guard)
+    return out_loops
+
+
 def conv2d(N, C, H, W, F, KH, KW, stride=1, padding=0, dilation=1, layout: str = "NCHW",
            dtype: str = "f32") -> ModuleOp:
     """``@conv2d(%input, %filter, %output)``: 2-D cross-correlation (no bias).
@@ -58,44 +114,11 @@ def conv2d(N, C, H, W, F, KH, KW, stride=1, padding=0, dilation=1, layout: str =
     conv_2d_nhwc_hwcf), ``output[N, Ho, Wo, F]``; loops ``(%n, %h, %w, %f, %kh, %kw, %c)``.
     ``stride``, ``padding``, ``dilation`` are ints or (h, w) pairs; sizes may be symbolic.
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    N, C, H, W, F, KH, KW = (check_size(s, n) for s, n in zip((N, C, H, W, F, KH, KW), "N C H W F KH KW".split()))
-    st, pd, dl, Ho, Wo = _geometry(H, W, KH, KW, stride, padding, dilation)
-    k = Kernel("conv2d", dtype, (N, C, H, W, F, KH, KW))
-    nchw = layout == "NCHW"
-    shapes = (dict(input=(N, C, H, W), filter=(F, C, KH, KW), output=(N, F, Ho, Wo)) if nchw else
-              dict(input=(N, H, W, C), filter=(KH, KW, C, F), output=(N, Ho, Wo, F)))
+    sizes, shapes, geometry = conv2d_shapes(N, C, H, W, F, KH, KW, stride, padding, dilation, layout)
+    k = Kernel("conv2d", dtype, sizes)
     with k.function(**shapes) as (inp, flt, out):
-        out_shape = shapes["output"]
-        acc = k.accumulator(out, out_shape)
-        if nchw:
-            out_loops = [("n", N), ("f", F), ("h", Ho), ("w", Wo)]
-            red_loops = [("c", C), ("kh", KH), ("kw", KW)]
-
-            def unpack(ivs):
-                n, f, h, w, c, kh, kw = ivs
-                return n, f, h, w, c, kh, kw
-        else:
-            out_loops = [("n", N), ("h", Ho), ("w", Wo), ("f", F)]
-            red_loops = [("kh", KH), ("kw", KW), ("c", C)]
-
-            def unpack(ivs):
-                n, h, w, f, kh, kw, c = ivs
-                return n, f, h, w, c, kh, kw
-
-        def terms(ivs):
-            n, f, h, w, c, kh, kw = unpack(ivs)
-            ih, iw = input_index(h, w, kh, kw, st, pd, dl)
-            x = k.load(inp, [n, c, ih, iw] if nchw else [n, ih, iw, c])
-            y = k.load(flt, [f, c, kh, kw] if nchw else [kh, kw, c, f])
-            return [x, y]
-
-        def guard(ivs):
-            n, f, h, w, c, kh, kw = unpack(ivs)
-            return window_guard(k, h, w, kh, kw, H, W, st, pd, dl)
-
-        emit_contraction(k, acc, out_loops, red_loops, lambda ivs: ivs[:4], terms, init=0.0, guard=guard)
+        acc = k.accumulator(out, shapes["output"])
+        out_loops = emit_conv2d(k, inp, flt, acc, sizes, geometry, layout)
         k.copy_out(acc, out, out_loops, lambda ivs: ivs)
     return k.module
 

@@ -1,5 +1,6 @@
 """Element-wise ops: ``unary`` (relu, gelu, exp, tanh, sigmoid, neg, abs, sqrt), ``binary``
-with numpy broadcasting (add, sub, mul, div, max, min), ``bias_add``, ``relu``, ``gelu``.
+with numpy broadcasting (add, sub, mul, div, max, min), ``bias_add``, ``relu``, ``gelu``, and
+``elementwise_chain`` (several of them, one nest each, joined by temporaries).
 
 Every element is computed in f32 (f64 for f64) and rounded once when stored, for f16/bf16
 too. The scalar emitters :func:`emit_unary` / :func:`emit_binary` are what composites
@@ -148,3 +149,44 @@ def bias_add(shape, dtype: str = "f32", axis: int = -1) -> ModuleOp:
             k.store(k.b.addf(k.load(X, ivs), k.load(bias, [ivs[axis]])), Y, ivs)
     return k.module
 
+
+
+def elementwise_chain(ops, shape, dtype: str = "f32", *, approximate: str = "none") -> ModuleOp:
+    """``@elementwise_chain(%X, %B0, %B1, ..., %Y)``: the element-wise ops ``ops`` applied one
+    after the other, ``Y = op_n(... op_2(op_1(X)))``, in the unfused form a framework emits.
+
+    Each item of ``ops`` is a unary op name (``UNARY_OPS``: ``v = op(v)``; ``approximate``
+    picks gelu's form) or a binary op name (``BINARY_OPS``: ``v = v op B_j`` with ``B_j`` the
+    next fresh input ``%B0, %B1, ...`` of ``shape``, in order); a bare str is a chain of one.
+    Every op is its own perfect nest over ``shape`` (IVs %i, %j, ...): op ``t`` reads the
+    previous result and writes the temporary ``%t<t>``, the last writes ``%Y``; so ``n`` ops
+    give ``n`` nests and ``n - 1`` temporaries, ``memref.alloc``'d (f32; f64 for f64) at the
+    top and deallocated at the end. Loads of ``%X``/``%B*`` are extended to f32 and only the
+    store into ``%Y`` rounds, so f16/bf16 round once per element as :func:`unary` does.
+    """
+    ops = (ops,) if isinstance(ops, str) else tuple(ops)
+    if not ops:
+        raise ValueError("elementwise_chain needs at least one op")
+    for p, op in enumerate(ops):
+        if not isinstance(op, str) or (op not in UNARY_OPS and op not in _BINARY_ARITH):
+            raise ValueError(f"elementwise_chain: op {p} ({op!r}) is not an element-wise op; expected one of "
+                             f"{UNARY_OPS} (unary) or {BINARY_OPS} (binary)")
+    if "gelu" in ops and approximate not in GELU_APPROXIMATIONS:
+        raise ValueError(f"gelu approximate must be one of {GELU_APPROXIMATIONS}, got {approximate!r}")
+    shape = check_shape(shape)
+    n_binary = sum(op in _BINARY_ARITH for op in ops)
+    k = Kernel("elementwise_chain", dtype, shape)
+    args = {"X": shape, **{f"B{q}": shape for q in range(n_binary)}, "Y": shape}
+    with k.function(**args) as (X, *Bs, Y):
+        temps = [k.temp(f"t{t}", shape) for t in range(len(ops) - 1)]
+        src, operands = X, iter(Bs)
+        for op, dst in zip(ops, [*temps, Y]):
+            with k.loops(*zip(DIM_NAMES, shape)) as ivs:
+                v = k.load(src, ivs)
+                if op in _BINARY_ARITH:
+                    v = emit_binary(k, op, v, k.load(next(operands), ivs))
+                else:
+                    v = emit_unary(k, op, v, approximate)
+                k.store(v, dst, ivs)
+            src = dst
+    return k.module

@@ -1,10 +1,11 @@
-"""Composite layers: ``attention`` and ``mlp``, as separate nests joined by f32 temporaries
+"""Composite layers: ``attention``, ``mlp`` and ``conv2d_bias_relu``, as separate nests joined by f32 temporaries
 (the unfused input that the fusion passes later improve)."""
 
 from __future__ import annotations
 
 from ..dialects.builtin import ModuleOp
 from ._kernel import Kernel, check_size
+from .conv import conv2d_shapes, emit_conv2d
 from .elementwise import GELU_APPROXIMATIONS, UNARY_OPS, emit_unary
 from .linalg import emit_matmul_body
 from .norm import emit_softmax
@@ -110,4 +111,31 @@ def mlp(M, N, K, dtype: str = "f32", activation: str | None = "gelu", approximat
     return k.module
 
 
-__all__ = ["ACTIVATIONS", "attention", "mlp"]
+def conv2d_bias_relu(N, C, H, W, F, KH, KW, stride=1, padding=0, dilation=1, dtype: str = "f32") -> ModuleOp:
+    """``@conv2d_bias_relu(%input, %filter, %bias, %output)``: ``output = relu(conv2d(input, filter) + bias)``.
+
+    NCHW, as :func:`~.conv.conv2d`: ``input[N, C, H, W]``, ``filter[F, C, KH, KW]``,
+    ``bias[F]``, ``output[N, F, Ho, Wo]``; ``stride``, ``padding``, ``dilation`` are ints
+    or (h, w) pairs; sizes may be symbolic. Nests, joined by the f32 temporary
+    ``%acc[N, F, Ho, Wo]``: ``acc = 0`` over ``(%n, %f, %h, %w)``; ``acc[n, f, h, w] +=
+    input[n, c, h*sh + kh*dh - ph, w*sw + kw*dw - pw] * filter[f, c, kh, kw]`` over
+    ``(%n, %f, %h, %w, %c, %kh, %kw)`` (in an ``affine.if`` when padded); the epilogue
+    ``output[n, f, h, w] = max(acc[n, f, h, w] + bias[f], 0)`` over ``(%n, %f, %h, %w)``,
+    rounded once when stored.
+    """
+    sizes, shapes, geometry = conv2d_shapes(N, C, H, W, F, KH, KW, stride, padding, dilation, "NCHW")
+    F = sizes[4]
+    k = Kernel("conv2d_bias_relu", dtype, sizes)
+    b = k.b
+    out_shape = shapes["output"]
+    with k.function(input=shapes["input"], filter=shapes["filter"], bias=(F,), output=out_shape) as (
+            inp, flt, bias, out):
+        acc = k.temp("acc", out_shape)
+        out_loops = emit_conv2d(k, inp, flt, acc, sizes, geometry, "NCHW")
+        with k.loops(*out_loops) as ivs:
+            v = b.addf(k.load(acc, ivs), k.load(bias, [ivs[1]]))
+            k.store(emit_unary(k, "relu", v), out, ivs)
+    return k.module
+
+
+__all__ = ["ACTIVATIONS", "attention", "conv2d_bias_relu", "mlp"]

@@ -140,6 +140,16 @@ def binary(op: str, A, B) -> np.ndarray:
     return _out(_BINARY[op](a, b), A)
 
 
+def elementwise_chain(ops, X, *B, approximate: str = "none") -> np.ndarray:
+    """``ops`` applied one after the other to ``X``; each binary op (add, sub, ...) takes the
+    next array of ``B`` as its right operand. Intermediates stay float64 (rounded once at the end)."""
+    ops = (ops,) if isinstance(ops, str) else tuple(ops)
+    v, operands = _f64(X)[0], iter(_f64(*B))
+    for op in ops:
+        v = _BINARY[op](v, next(operands)) if op in _BINARY else unary(op, v, approximate)
+    return _out(v, X)
+
+
 def bias_add(X, bias, axis: int = -1) -> np.ndarray:
     x, b = _f64(X, bias)
     shape = [1] * x.ndim
@@ -181,6 +191,13 @@ def attention(Q, K, V, causal: bool = False, scale: float | None = None) -> np.n
         s = np.where(np.tril(np.ones((S, S), dtype=bool)), s, -np.inf)
     e = np.exp(s - s.max(axis=-1, keepdims=True))
     return _out((e / e.sum(axis=-1, keepdims=True)) @ v, Q)
+
+
+def conv2d_bias_relu(input, filter, bias, stride=1, padding=0, dilation=1) -> np.ndarray:
+    """``max(conv2d(input, filter) + bias[f], 0)`` in NCHW (see :func:`conv2d`)."""
+    x, f, b = _f64(input, filter, bias)
+    y = conv2d(x, f, stride, padding, dilation) + b.reshape(1, -1, 1, 1)  # float64 throughout
+    return _out(np.maximum(y, 0.0), input)
 
 
 def mlp(X, W, bias, activation: str | None = "gelu", approximate: str = "none") -> np.ndarray:

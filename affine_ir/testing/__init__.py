@@ -21,6 +21,13 @@ API
 - :func:`trace_accesses`: every access a function executes (op, IVs, element, read/write)
   for concrete symbol values -- the brute-force oracle for analyses.
 - :data:`EXAMPLES`: fixed MLIR programs (matmul, producer/consumer, stencil, triangular...).
+- :func:`fusion_programs` (``SearchStrategy[ModuleOp]``), :func:`fusion_programs_with_inputs`:
+  programs shaped for loop fusion (:mod:`.fusion_programs`): 2..6 nests communicating through
+  ``memref.alloc``'d temporaries and arguments in chains, diamonds, fan-outs, siblings,
+  with offset/stencil, transposed and row reads, reductions, symbolic bounds, steps, and
+  WAR/WAW/in-place/intervening nests; no temporary element is read before it is written.
+  :func:`fusion_features` names what such a program contains; memory stays within
+  :data:`ACC_BOUND`.
 
 What the programs contain
 -------------------------
@@ -62,12 +69,14 @@ from __future__ import annotations
 
 from .checks import assert_equivalent, kernel_function, program_features, run
 from .examples import EXAMPLES
+from .fusion_programs import ACC_BOUND, fusion_features, fusion_programs, fusion_programs_with_inputs
 from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE
 from .strategies import inputs, numpy_dtype, programs, programs_with_inputs
 from .trace import Access, TraceError, trace_accesses
 
 __all__ = [
     "Access", "TraceError", "trace_accesses",
+    "ACC_BOUND", "fusion_features", "fusion_programs", "fusion_programs_with_inputs",
     "ELEMENT_BOUND", "EXAMPLES", "SYMBOL_RANGE", "VALUE_RANGE", "assert_equivalent", "inputs", "kernel_function",
     "numpy_dtype", "program_features", "programs", "programs_with_inputs", "run",
 ]

@@ -416,8 +416,17 @@ class _Generator:
         return self.convert(AccRef(loop, k, bound), src, dtype)
 
 
+def plan_bytes(opts: Options) -> int:
+    """How many drawn bytes one plan under ``opts`` reads."""
+    return max(1024, TAPE_BYTES_PER_STATEMENT * opts.max_nests * opts.max_statements)
+
+
+def plan_from_bytes(data: bytes, opts: Options) -> Program:
+    """The plan that ``data`` (:func:`plan_bytes` long) draws under ``opts``."""
+    return _Generator(_Tape(data), opts).program()
+
+
 def plans(opts: Options) -> st.SearchStrategy[Program]:
     """Random program plans under ``opts``."""
-
-    size = max(1024, TAPE_BYTES_PER_STATEMENT * opts.max_nests * opts.max_statements)
-    return st.binary(min_size=size, max_size=size).map(lambda data: _Generator(_Tape(data), opts).program())
+    size = plan_bytes(opts)
+    return st.binary(min_size=size, max_size=size).map(lambda data: plan_from_bytes(data, opts))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -9,10 +11,10 @@ from ..dialects.builtin import ModuleOp
 from ..types import FloatType, IndexType, IntegerType, MemRefType, Type
 from .build import build_module
 from .checks import kernel_function
-from .generate import Options, plans
+from .generate import Options, plan_bytes, plan_from_bytes, plans
 from .plan import SYMBOL_RANGE, VALUE_RANGE
 
-__all__ = ["inputs", "numpy_dtype", "programs", "programs_with_inputs"]
+__all__ = ["INPUT_BYTES", "inputs", "inputs_from_bytes", "numpy_dtype", "programs", "programs_with_inputs"]
 
 
 def programs(max_depth: int = 4, max_nests: int = 3, max_statements: int = 4,
@@ -36,9 +38,13 @@ def programs(max_depth: int = 4, max_nests: int = 3, max_statements: int = 4,
     - ``max_trip``: iterations of one loop; ``max_iterations``: iterations of a whole nest;
     - ``max_memrefs``: memrefs to choose from (fewer means more sharing between nests).
     """
-    opts = Options(max_depth, max_nests, max_statements, tuple(element_types), allow_symbols, allow_if,
-                   allow_iter_args, allow_minmax, allow_divmod, max_step, max_trip, max_iterations, max_memrefs)
-    return plans(opts).map(build_module)
+    return plans(_options(locals())).map(build_module)
+
+
+def _options(kw: dict) -> Options:
+    return Options(kw["max_depth"], kw["max_nests"], kw["max_statements"], tuple(kw["element_types"]),
+                   kw["allow_symbols"], kw["allow_if"], kw["allow_iter_args"], kw["allow_minmax"],
+                   kw["allow_divmod"], kw["max_step"], kw["max_trip"], kw["max_iterations"], kw["max_memrefs"])
 
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.bool_, "i8": np.int8,
@@ -91,5 +97,52 @@ def inputs(module: ModuleOp, fn: str | None = None) -> st.SearchStrategy[list]:
 
 
 def programs_with_inputs(**kw) -> st.SearchStrategy[tuple[ModuleOp, list]]:
-    """``(module, args)`` pairs: :func:`programs` (same keywords) with :func:`inputs` for it."""
-    return programs(**kw).flatmap(lambda m: inputs(m).map(lambda args: (m, args)))
+    """``(module, args)`` pairs: :func:`programs` (same keywords) with arguments as
+    :func:`inputs` makes them. Program and arguments come from one drawn byte string (the
+    arguments from its last :data:`INPUT_BYTES`, see :func:`inputs_from_bytes`): drawing the
+    arguments separately (``flatmap``) let hypothesis spend most examples varying the
+    arguments of a few programs (300 examples gave 87 distinct programs)."""
+    params = inspect.signature(programs).parameters
+    unknown = set(kw) - set(params)
+    if unknown:
+        raise TypeError(f"programs_with_inputs() got unexpected keyword arguments {sorted(unknown)}")
+    opts = _options({name: kw.get(name, p.default) for name, p in params.items()})
+    size = plan_bytes(opts)
+
+    def make(data: bytes) -> tuple[ModuleOp, list]:
+        m = build_module(plan_from_bytes(data[:size], opts))
+        return m, inputs_from_bytes(m, data[size:])
+
+    return st.binary(min_size=size + INPUT_BYTES, max_size=size + INPUT_BYTES).map(make)
+
+
+#: Bytes of a drawn byte string that :func:`inputs_from_bytes` reads.
+INPUT_BYTES = 16
+
+
+def inputs_from_bytes(module: ModuleOp, data: bytes, fn: str | None = None) -> list:
+    """Arguments for ``fn`` (default: the first function) made from ``data`` (at least
+    :data:`INPUT_BYTES`): the same kinds of values as :func:`inputs` (arrays of integers in
+    :data:`VALUE_RANGE` seeded by ``data[:4]`` and the argument's position, ``index``
+    arguments in :data:`SYMBOL_RANGE` and scalars from the following bytes)."""
+    seed = int.from_bytes(data[:4], "little")
+    extra = list(data[4:]) or [0]
+    out: list = []
+    for k, a in enumerate(kernel_function(module, fn).args):
+        t, byte = a.type, extra[k % len(extra)]
+        if isinstance(t, MemRefType):
+            if not t.has_static_shape:
+                raise ValueError(f"cannot make an input for {t}: dynamic dims")
+            dtype = numpy_dtype(t.element_type)
+            lo, hi = (0, 1) if dtype == np.bool_ else VALUE_RANGE
+            out.append(np.random.default_rng([seed, k]).integers(lo, hi + 1, size=tuple(t.shape)).astype(dtype))
+        elif isinstance(t, IndexType):
+            out.append(SYMBOL_RANGE[0] + byte % (SYMBOL_RANGE[1] - SYMBOL_RANGE[0] + 1))
+        elif isinstance(t, IntegerType):
+            lo, hi = VALUE_RANGE if t.width > 1 else (0, 1)
+            out.append(lo + byte % (hi - lo + 1))
+        elif isinstance(t, FloatType):
+            out.append(float(VALUE_RANGE[0] + byte % (VALUE_RANGE[1] - VALUE_RANGE[0] + 1)))
+        else:
+            raise ValueError(f"cannot make an input of type {t}")
+    return out

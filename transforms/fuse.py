@@ -1,0 +1,382 @@
+"""Slicing-based loop fusion: ``affine-loop-fusion`` (producer-consumer and sibling).
+
+**Producer-consumer** (:func:`fuse_loops`): a top-level producer nest that stores what a later
+consumer nest loads is computed inside the consumer, at the start of an iteration of its
+first ``d`` loops, for the producer iterations that iteration needs (the computation slice,
+:func:`analysis.compute_slice`, exact with isl). For each depth ``d`` the fusion is
+
+- *legal* when :func:`analysis.check_fusion` finds no dependence reversed: every producer
+  iteration running once keeps each WAR/WAW order with the consumer and among producer
+  iterations; producer iterations that run more than once (a slice shared by several
+  consumer iterations, or the producer kept as well) must store the same values each time
+  (no dependences between producer iterations, no consumer write to what the producer
+  accesses). Nests between the two must not depend on the producer (the fused nest goes
+  where the consumer is), or the consumer on them (it goes where the producer was);
+- *without the producer* when every producer iteration runs in some slice, or what the
+  others store is never read (local buffers only the two nests use); otherwise the
+  producer stays and its slices are extra work;
+- *profitable* when the extra computation (slice iterations over the producer's, minus
+  one; plus one when the producer stays) is within ``compute-tolerance`` (0.30 as MLIR);
+  among profitable depths the least redundant, then the deepest, wins (``maximal``: the
+  deepest legal depth).
+
+After fusion an intermediate that only the fused nest uses gets a private buffer of one
+iteration's footprint (:mod:`.fuse_private`): ``memref<1xf32>`` for a point slice.
+
+**Sibling** (:func:`fuse_siblings`): two nests reading the same memref with no dependence
+between them (none direct, none through the nests in between), whose outer loops have
+identical bounds, merge loop by loop so the loads are shared. Always legal: no iteration of
+one depends on the other.
+
+Every candidate pair gets a decision in the trace (fused at depth d with the slice, or the
+reason it was not). Where MLIR gives up (symbolic sizes) the exact slices work unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import analysis
+from affine_ir import FuncOp, Operation, Value
+from affine_ir.dialects.affine import AffineForOp
+from analysis import ComputationSlice, DependenceGraph, SliceError
+
+from .canonicalize import compose_affine_maps
+from .copy_generation import parse_memory_space
+from .errors import TransformError
+from .fuse_common import PASS, FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
+from .fuse_private import PrivateBuffer, private_candidates, privatize
+from .fuse_sibling import fuse_siblings
+from .fuse_slice import insert_slice
+from .loop_utils import at_location, enclosing_function, loop_name, value_name
+from .pass_base import Pass, PassContext, option, register_pass
+
+__all__ = ["FusionCandidate", "FusionResult", "LoopFusion", "fuse_loops", "fuse_siblings", "fusion_candidates"]
+
+DEFAULT_TOLERANCE = 0.30
+
+
+@dataclass
+class FusionCandidate:
+    """Fusion at one depth: the slice, whether the producer goes, the extra computation."""
+
+    depth: int
+    slice: ComputationSlice
+    remove_producer: bool
+    redundancy: float | None  # extra computation relative to the producer's, None when unknown
+
+    def redundancy_text(self) -> str:
+        return "unknown" if self.redundancy is None else f"{self.redundancy:.0%}"
+
+
+def producer_loop_count(nest: AffineForOp) -> int:
+    """The loops of ``nest`` enclosing all its ops: the perfectly nested outer loops, counting
+    the innermost one whatever its body holds."""
+    n, loop = 1, nest
+    while (inner := only_inner_loop(loop)) is not None:
+        n, loop = n + 1, inner
+    return n
+
+
+def _placement(graph: DependenceGraph, src: Operation, dst: Operation) -> str:
+    """Where the fused nest can go: "dst" (the consumer stays), "src" (the consumer moves up
+    next to the producer); TransformError naming the nest in between that forbids both."""
+    nodes = between(graph, src, dst)
+    forward = [e for n in nodes for e in graph.edges_between(src, n) if e.kind != "SSA"]
+    if not forward:
+        return "dst"
+    backward = [e for n in nodes for e in graph.edges_between(n, dst)]
+    if backward:
+        raise refuse(src, dst, f"a nest between them depends on the producer ({edge_text(graph, forward[0])}) "
+                                f"and the consumer depends on one between them ({edge_text(graph, backward[0])})")
+    body = dst.parent
+    first = body.index_of(src)
+    for op in dst.walk():
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.parent is body and first < body.index_of(owner) \
+                    < body.index_of(dst):
+                raise refuse(src, dst, f"a nest between them depends on the producer "
+                                        f"({edge_text(graph, forward[0])}) and the consumer uses "
+                                        f"{value_name(v)}, defined between them")
+    return "src"
+
+
+def _written_memrefs(graph: DependenceGraph, op: Operation) -> list[Value]:
+    node = graph.node(op)
+    return [m for m in node.memrefs if node.stores_of(m)]
+
+
+def private_candidates_pair(src: Operation, dst: Operation, m: Value) -> list[Value]:
+    owner = m.owner
+    if not (isinstance(owner, Operation) and owner.name == "memref.alloc"):
+        return []
+    ok = all(src.is_ancestor_of(u) or dst.is_ancestor_of(u) or u.name == "memref.dealloc" for u in m.users())
+    return [m] if ok else []
+
+
+def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
+    try:
+        s = analysis.compute_slice(src, dst, depth, scop=scop, max_src_loops=producer_loop_count(src),
+                                   symbol_values=_symbol_values(src))
+        check = analysis.check_fusion(s, scop)
+    except SliceError as e:
+        return e.reason
+    for lp in (*s.src_loops, *s.dst_loops):
+        if not isinstance(lp.op, AffineForOp):
+            return f"'{lp.op.name}'{at_location(lp.op)} is not an affine.for"
+    if check.structure_violation:
+        return check.structure_violation
+    strided = [lp for lp in s.src_loops if lp.op.step != 1]
+    if not s.is_valid and strided:
+        return (f"the slice leaves the producer's domain and {loop_name(strided[0].op)} has step "
+                f"{strided[0].op.step}: clamping its bounds would run iterations off its stride")
+    dead_rest = not check.self_dependent and all(private_candidates_pair(src, dst, m)
+                                                 for m in _written_memrefs(graph, src))
+    remove = (check.covers_producer or dead_rest) and check.fusion_violation(True) is None
+    if not remove:
+        why = check.fusion_violation(False)
+        if why is not None:
+            if check.fusion_violation(True) is None:
+                why = (f"the producer must stay (some of its iterations are in no slice and what they store "
+                       f"is used elsewhere), and running it again inside the consumer is unsafe: {why}")
+            return why
+    ratio = s.computation_ratio
+    # Extra work: the slices beyond the producer's own iterations, or all of them when it stays.
+    redundancy = None if ratio is None else max(0.0, ratio) if remove else ratio + 1.0
+    return FusionCandidate(depth, s, remove, redundancy)
+
+
+#: Symbols take this value when the redundancy of a slice is counted (a count at MLIR's usual
+#: default of 1024 per symbol is often too large to enumerate; ratios rarely depend on it).
+COUNT_SYMBOL_VALUE = 64
+
+
+def _symbol_values(op: Operation) -> dict[Value, int]:
+    func = enclosing_function(op)
+    return {a: COUNT_SYMBOL_VALUE for a in func.args if str(a.type) == "index"} if func is not None else {}
+
+
+def fusion_candidates(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph | None = None,
+                      depths: list[int] | None = None) -> tuple[list[FusionCandidate], dict[int, str]]:
+    """The legal fusions of ``src`` into ``dst`` per depth, and the reason for each illegal depth."""
+    func = check_pair(src, dst)
+    graph = graph or DependenceGraph(func)
+    scop = graph.analysis.scop
+    legal: list[FusionCandidate] = []
+    reasons: dict[int, str] = {}
+    d = 1
+    while depths is None or d <= max(depths):
+        if depths is not None and d not in depths:
+            d += 1
+            continue
+        c = _candidate(graph, scop, src, dst, d)
+        if isinstance(c, str):
+            if c.startswith("depth ") and "exceeds" in c:
+                if not legal and not reasons:
+                    reasons[d] = c
+                break
+            reasons[d] = c
+        else:
+            legal.append(c)
+        d += 1
+    return legal, reasons
+
+
+def _choose(legal: list[FusionCandidate], tolerance: float, maximal: bool) -> FusionCandidate | None:
+    if maximal:
+        return legal[-1] if legal else None
+    ok = [c for c in legal if c.redundancy is not None and c.redundancy <= tolerance + 1e-9]
+    if not ok:
+        return None
+    return min(ok, key=lambda c: (round(c.redundancy, 6), -c.depth))
+
+
+def fuse_loops(src: AffineForOp, dst: AffineForOp, depth: int | None = None, *,
+               compute_tolerance: float = DEFAULT_TOLERANCE, maximal: bool = False, fast_mem_space=None,
+               local_buf_threshold_bytes: int = 0, graph: DependenceGraph | None = None) -> FusionResult:
+    """Fuse the top-level producer nest ``src`` into the later consumer nest ``dst`` (see the
+    module docstring), at ``depth`` or at the best depth by the cost model.
+
+    Guarantees: the program computes what it did (every dependence kept, exact); the producer
+    is erased only when nothing it stored is lost; intermediates used only by the fused nest
+    get private buffers of one iteration's footprint. Raises :class:`TransformError` naming the
+    nests and the dependence, placement or cost that forbids it, leaving the IR unchanged."""
+    func = check_pair(src, dst)
+    graph = graph or DependenceGraph(func)
+    if not any(e.kind == "RAW" for e in graph.edges_between(src, dst)):
+        raise refuse(src, dst, "the consumer loads nothing the producer stores")
+    placement = _placement(graph, src, dst)
+    legal, reasons = fusion_candidates(src, dst, graph, None if depth is None else [depth])
+    chosen = next((c for c in legal if c.depth == depth), None) if depth is not None else \
+        _choose(legal, compute_tolerance, maximal)
+    if chosen is None:
+        raise refuse(src, dst, _why_not(legal, reasons, compute_tolerance, depth))
+    written = _written_memrefs(graph, src)
+    result = FusionResult(nest_name(src), nest_name(dst), chosen.depth, str(chosen.slice), chosen.remove_producer,
+                          placement == "src", chosen.redundancy)
+    carried = [m for m in written if any(m is x for x in chosen.slice.memrefs)]
+    _apply(func, src, dst, chosen, placement, carried, result, fast_mem_space, local_buf_threshold_bytes)
+    return result
+
+
+def _why_not(legal: list[FusionCandidate], reasons: dict[int, str], tolerance: float, depth: int | None) -> str:
+    parts = [f"at depth {d}: {r}" for d, r in sorted(reasons.items())]
+    for c in legal:
+        parts.append(f"at depth {c.depth}: redundant computation {c.redundancy_text()} > {tolerance:.0%}"
+                     + ("" if c.remove_producer else " (the producer must stay)"))
+    if depth is not None and not parts:
+        parts.append(f"no slice at depth {depth}")
+    return "; ".join(parts) or "no legal depth"
+
+
+def _apply(func, src, dst, chosen: FusionCandidate, placement: str, carried: list[Value], result: FusionResult,
+           fast_mem_space, threshold: int) -> None:
+    if placement == "src":
+        dst.detach()
+        func.body.insert_after(src, dst)
+    receiver = chosen.slice.insertion_loop
+    insert_slice(chosen.slice)
+    compose_affine_maps(dst)
+    kept = not chosen.remove_producer
+    if not kept:
+        src.erase()
+    space = parse_memory_space(fast_mem_space) if fast_mem_space not in (None, "", "0", 0) else None
+    candidates = [m for m in carried if m.type.has_static_shape] if kept else private_candidates(dst, carried)
+    for m in candidates:
+        p = privatize(func, dst, receiver, m, chosen.depth, fast_space=space, threshold_bytes=threshold,
+                      keep_original=kept)
+        if isinstance(p, PrivateBuffer):
+            result.private.append(p)
+            compose_affine_maps(dst)
+        else:
+            result.notes.append(p)
+
+
+# -- the pass --------------------------------------------------------------------------------------
+MODES = ("greedy", "producer", "sibling")
+
+
+@register_pass
+@dataclass(frozen=True)
+class LoopFusion(Pass):
+    """MLIR's ``affine-loop-fusion``: producer-consumer fusion (``mode=producer``), sibling
+    fusion (``mode=sibling``) or both (``greedy``: producer-consumer first), with MLIR's options."""
+
+    name = PASS
+    summary = "Fuse affine loop nests"
+    compute_tolerance: float = option(DEFAULT_TOLERANCE, "Fractional increase in additional computation tolerated "
+                                                         "while fusing")
+    fast_mem_space: str = option("0", "Faster memory space to promote fusion buffers to: an integer (0: none) "
+                                      "or workgroup (GPU shared memory)")
+    local_buf_threshold: int = option(0, "Threshold size (KiB) for promoting local buffers to fast memory space")
+    maximal: bool = option(False, "Enables maximal loop fusion")
+    mode: str = option("greedy", "fusion mode to attempt: greedy, producer or sibling")
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got '{self.mode}'")
+        if self.compute_tolerance < 0:
+            raise ValueError(f"compute-tolerance must be >= 0, got {self.compute_tolerance}")
+        parse_memory_space(self.fast_mem_space)
+
+    def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        if not func.regions or not func.regions[0].blocks:
+            return
+        if self.mode in ("greedy", "producer"):
+            _Fuser(func, ctx, self).producers()
+        if self.mode in ("greedy", "sibling"):
+            _Fuser(func, ctx, self).siblings()
+
+
+class _Fuser:
+    """Repeated fusion over a function's top-level nests, one decision per candidate pair."""
+
+    def __init__(self, func: FuncOp, ctx: PassContext, opts: LoopFusion):
+        self.func, self.ctx, self.opts = func, ctx, opts
+        self.refused: dict[tuple[int, int], tuple[Operation, str]] = {}
+        self.version: dict[int, int] = {}
+        self.keep_alive: list[Operation] = []  # erased ops: their ids must not be reused by new ones
+        self.tried: set[tuple] = set()
+        self.fused_pairs: set[tuple[int, int]] = set()  # (producer, consumer) fused with the producer kept
+
+    def _key(self, graph: DependenceGraph, a: Operation, b: Operation) -> tuple:
+        ids = range(graph.node(a).id, graph.node(b).id + 1)
+        return tuple((id(graph.nodes[k].op), self.version.get(id(graph.nodes[k].op), 0)) for k in ids)
+
+    def _loop_nodes(self, graph: DependenceGraph) -> list:
+        return [n for n in graph.nodes if isinstance(n.op, AffineForOp)]
+
+    def producers(self) -> None:
+        while self._one_producer_fusion():
+            pass
+        self._flush()
+
+    def _one_producer_fusion(self) -> bool:
+        graph = DependenceGraph(self.func)
+        for dst in self._loop_nodes(graph):
+            srcs = sorted({e.src for e in graph.in_edges(dst) if e.kind == "RAW"}, reverse=True)
+            for sid in srcs:
+                src = graph.nodes[sid]
+                if not isinstance(src.op, AffineForOp):
+                    continue
+                key = self._key(graph, src.op, dst.op)
+                if key in self.tried or (id(src.op), id(dst.op)) in self.fused_pairs:
+                    continue
+                self.tried.add(key)
+                try:
+                    r = fuse_loops(src.op, dst.op, compute_tolerance=self.opts.compute_tolerance,
+                                   maximal=self.opts.maximal, fast_mem_space=self.opts.fast_mem_space,
+                                   local_buf_threshold_bytes=self.opts.local_buf_threshold * 1024, graph=graph)
+                except TransformError as e:
+                    self.refused[(id(src.op), id(dst.op))] = (dst.op, e.reason)
+                    continue
+                self._fused(src.op, dst.op, r)
+                return True
+        return False
+
+    def siblings(self) -> None:
+        while self._one_sibling_fusion():
+            pass
+        self._flush()
+
+    def _one_sibling_fusion(self) -> bool:
+        graph = DependenceGraph(self.func, include_rar=True)
+        for a in self._loop_nodes(graph):
+            for e in graph.out_edges(a):
+                b = graph.nodes[e.dst]
+                if e.kind != "RAR" or not isinstance(b.op, AffineForOp):
+                    continue
+                key = ("sibling",) + self._key(graph, a.op, b.op)
+                if key in self.tried:
+                    continue
+                self.tried.add(key)
+                try:
+                    r = fuse_siblings(a.op, b.op, graph=graph)
+                except TransformError as err:
+                    self.refused[(id(a.op), id(b.op))] = (b.op, err.reason)
+                    continue
+                self._fused(b.op, a.op, r)
+                return True
+        return False
+
+    def _fused(self, gone: Operation, kept: Operation, r: FusionResult) -> None:
+        self.fused_pairs.add((id(gone), id(kept)))
+        self.refused.pop((id(gone), id(kept)), None)
+        self.refused.pop((id(kept), id(gone)), None)
+        self.version[id(kept)] = self.version.get(id(kept), 0) + 1
+        self.keep_alive.append(gone)
+        extra = "" if r.redundancy is None or r.redundancy == 0 else f", {r.redundancy:.0%} redundant computation"
+        msg = f"{r}: {r.slice_text}{extra}"
+        if r.moved_consumer:
+            msg += "; the fused nest takes the producer's place"
+        for p in r.private:
+            msg += f"; {p}"
+        self.ctx.applied(kept, msg)
+        for note in r.notes:
+            self.ctx.note(kept, note)
+
+    def _flush(self) -> None:
+        for op, reason in self.refused.values():
+            self.ctx.refused(op, reason)
+        self.refused.clear()
