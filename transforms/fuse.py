@@ -165,11 +165,7 @@ def fusion_candidates(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph
     scop = graph.analysis.scop
     legal: list[FusionCandidate] = []
     reasons: dict[int, str] = {}
-    d = 1
-    while depths is None or d <= max(depths):
-        if depths is not None and d not in depths:
-            d += 1
-            continue
+    for d in depths if depths is not None else range(1, _loop_depth(dst) + 1):
         c = _candidate(graph, scop, src, dst, d)
         if isinstance(c, str):
             if c.startswith("depth ") and "exceeds" in c:
@@ -177,10 +173,17 @@ def fusion_candidates(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph
                     reasons[d] = c
                 break
             reasons[d] = c
+            if c.startswith("no dependence"):  # the same at every depth
+                break
         else:
             legal.append(c)
-        d += 1
     return legal, reasons
+
+
+def _loop_depth(op: Operation) -> int:
+    """The deepest nesting of affine.for loops in ``op`` (itself included)."""
+    inner = [_loop_depth(o) for r in op.regions for b in r.blocks for o in b.ops]
+    return (1 if isinstance(op, AffineForOp) else 0) + max(inner, default=0)
 
 
 def _choose(legal: list[FusionCandidate], tolerance: float, maximal: bool) -> FusionCandidate | None:
