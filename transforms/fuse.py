@@ -34,6 +34,7 @@ reason it was not). Where MLIR gives up (symbolic sizes) the exact slices work u
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import analysis
@@ -323,20 +324,32 @@ class _Fuser:
                 src = graph.nodes[sid]
                 if not isinstance(src.op, AffineForOp):
                     continue
-                key = self._key(graph, src.op, dst.op)
-                if key in self.tried or (id(src.op), id(dst.op)) in self.fused_pairs:
+                if (id(src.op), id(dst.op)) in self.fused_pairs:
                     continue
-                self.tried.add(key)
-                try:
-                    r = fuse_loops(src.op, dst.op, compute_tolerance=self.opts.compute_tolerance,
-                                   maximal=self.opts.maximal, fast_mem_space=self.opts.fast_mem_space,
-                                   local_buf_threshold_bytes=self.opts.local_buf_threshold * 1024, graph=graph)
-                except TransformError as e:
-                    self.refused[(id(src.op), id(dst.op))] = (dst.op, e.reason)
-                    continue
-                self._fused(src.op, dst.op, r)
-                return True
+                fuse = functools.partial(self._fuse_pair, src.op, dst.op, graph)
+                if self._attempt(self._key(graph, src.op, dst.op), src.op, dst.op, fuse):
+                    return True
         return False
+
+    def _fuse_pair(self, src: AffineForOp, dst: AffineForOp, graph: DependenceGraph) -> FusionResult:
+        o = self.opts
+        return fuse_loops(src, dst, compute_tolerance=o.compute_tolerance, maximal=o.maximal,
+                          fast_mem_space=o.fast_mem_space, local_buf_threshold_bytes=o.local_buf_threshold * 1024,
+                          graph=graph)
+
+    def _attempt(self, key: tuple, first: Operation, second: Operation, fuse, sibling: bool = False) -> bool:
+        """Run ``fuse`` (the fusion of ``first`` into ``second``, or of ``second`` into ``first`` for
+        siblings) once per IR state ``key``; record the result. Whether it fused."""
+        if key in self.tried:
+            return False
+        self.tried.add(key)
+        try:
+            r = fuse()
+        except TransformError as e:
+            self.refused[(id(first), id(second))] = (second, e.reason)
+            return False
+        self._fused(*((second, first) if sibling else (first, second)), r)
+        return True
 
     def siblings(self) -> None:
         while self._one_sibling_fusion():
@@ -351,16 +364,9 @@ class _Fuser:
                 if e.kind != "RAR" or not isinstance(b.op, AffineForOp):
                     continue
                 key = ("sibling",) + self._key(graph, a.op, b.op)
-                if key in self.tried:
-                    continue
-                self.tried.add(key)
-                try:
-                    r = fuse_siblings(a.op, b.op, graph=graph)
-                except TransformError as err:
-                    self.refused[(id(a.op), id(b.op))] = (b.op, err.reason)
-                    continue
-                self._fused(b.op, a.op, r)
-                return True
+                fuse = functools.partial(fuse_siblings, a.op, b.op, graph=graph)
+                if self._attempt(key, a.op, b.op, fuse, sibling=True):
+                    return True
         return False
 
     def _fused(self, gone: Operation, kept: Operation, r: FusionResult) -> None:
