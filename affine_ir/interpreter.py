@@ -87,7 +87,13 @@ Ops
   contents undefined). ``memref.dealloc`` makes every later element access of that buffer,
   and a second dealloc, raise InterpretError; ``memref.dim`` still works.
 - ``func.call`` calls functions of the same module (recursion included).
-- gpu ops raise ``InterpretError("cannot interpret 'gpu.launch' ...")`` when reached.
+- ``gpu.launch`` runs its body for every block and thread (x fastest; blocks in order), with
+  ``gpu.barrier`` synchronizing the threads of a block (each thread a generator paused at its
+  barriers; threads reaching different barriers raise), one zero-filled buffer per block for a
+  workgroup ``memref.alloc`` inside it, one per thread for ``memref.alloca``;
+  ``affine_ir.interp.reversed_schedule()`` runs blocks and threads in reverse order (a race
+  between threads then shows as a different result). Other gpu ops (shuffles, MMA) raise
+  ``InterpretError("cannot interpret 'gpu.shuffle' ...")`` when reached.
 
 Errors
 ------

@@ -7,8 +7,10 @@ optimizes it with the mid-level passes (stage S3: canonicalize, two-level tiling
 generation into workgroup memory, unroll-jam into a register tile, scalar replacement), fuses
 it into one nest (loop fusion + scalar replacement: no temporary left), runs
 the reference interpreter on the optimized program and checks it against the unoptimized
-one (exactly) and against numpy. Each stage reports what it did and how long it took. Later
-issues add the CPU/GPU backends here.
+one (exactly) and against numpy, and finally compiles and runs it for real through
+``runtime.compile(target="auto")``: on the GPU when one is usable (gpu-map, CUDA C, NVRTC,
+cuda-python launch), else on the CPU (LLVM IR, llvmlite JIT), checked against the interpreter.
+Each stage reports what it did and how long it took.
 
 Usage: ``python examples/main.py [--m 32 --n 48 --k 40] [--dtype f32|f16|bf16] [--quiet]``
 """
@@ -139,6 +141,26 @@ def main(argv: list[str] | None = None) -> int:
            f"{'bit-identical' if same else 'DIFFERENT'}; max |error| vs numpy {err:.2e} "
            f"({'ok' if good else 'FAIL'}, tolerance {tol})", t0)
     good = good and same
+
+    # S4/S5: compile and run for real -- the GPU when one is usable, else the CPU.
+    import runtime
+
+    target = runtime.resolve_target("auto")
+    t0 = time.perf_counter()
+    program = module if target == "cuda" else fused  # CUDA: the unoptimized mapping (gpu-map)
+    exe = runtime.compile(program, target=target)
+    what = (f"gpu-map + CUDA C ({len(exe.kernels)} kernels) + NVRTC {exe.image.kind} for {exe.image.arch}"
+            if target == "cuda" else "fused program -> LLVM IR -> llvmlite JIT")
+    _stage("compile", f"target {target}: {what}", t0)
+    t0 = time.perf_counter()
+    Yr = np.zeros((M, N), dtype=X.dtype)
+    exe(X, W, bias, Yr)
+    exact = np.array_equal(Yr.view(np.uint8), Y0.view(np.uint8))
+    err_r = float(np.max(np.abs(Yr.astype(np.float64) - Y0.astype(np.float64))))
+    ran_ok = exact or err_r <= tol
+    _stage("run", f"on {target}: {'bit-identical to the interpreter' if exact else f'max |diff| {err_r:.2e}'} "
+           f"({'ok' if ran_ok else 'FAIL'})", t0)
+    good = good and ran_ok
     print("main job:", "PASSED" if good else "FAILED")
     return 0 if good else 1
 

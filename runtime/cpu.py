@@ -51,6 +51,7 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type,
 from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
+from .entry import entry_function
 from .errors import CompileError, LaunchError
 
 #: Most chunks a parallel loop with reductions is split into (independent of the thread count).
@@ -140,27 +141,6 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
 
 
 # -- entry choice and arguments ---------------------------------------------------------------------
-
-def _entry(module: ModuleOp, fn: str | None) -> FuncOp:
-    funcs = list(module.functions)
-    defined = [f for f in funcs if not f.is_declaration]
-    if fn is not None:
-        for f in defined:
-            if f.sym_name == fn:
-                return f
-        names = ", ".join("@" + f.sym_name for f in defined) or "none"
-        raise CompileError(f"no function @{fn} with a body in the module (functions: {names})")
-    if len(defined) == 1:
-        return defined[0]
-    called = {op.callee for f in defined for op in f.walk() if op.name == "func.call"}
-    roots = [f for f in defined if f.sym_name not in called]
-    if len(roots) == 1:
-        return roots[0]
-    if not defined:
-        raise CompileError("the module has no function with a body")
-    names = ", ".join("@" + f.sym_name for f in (roots or defined))
-    raise CompileError(f"the module has several entry functions ({names}); choose one with fn=...")
-
 
 def _describe(value) -> str:
     if isinstance(value, np.ndarray):
@@ -285,7 +265,7 @@ class CPUExecutable:
         if not isinstance(module, (ModuleOp, FuncOp)):
             raise CompileError(f"expected a module or a func.func op, got {type(module).__name__}")
         self.module = module
-        func = _entry(module, fn) if isinstance(module, ModuleOp) else module
+        func = entry_function(module, fn) if isinstance(module, ModuleOp) else module
         self.name = func.sym_name
         self.opt_level = opt_level
         self.fast_math = fast_math

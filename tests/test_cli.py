@@ -195,3 +195,43 @@ def test_subprocess_version_and_missing_file(tmp_path):
     assert proc.returncode == 0 and "affine-opt" in proc.stdout and "Traceback" not in proc.stderr
     proc = _run([str(tmp_path / "nope.mlir")])
     assert proc.returncode == 1 and "cannot read" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- affine-run ----------------------------------------------------------------------------------
+def _affine_run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runtime.run_cli", *argv], capture_output=True, text=True,
+                          cwd=Path(__file__).parent.parent)
+
+
+def test_affine_run_checks_a_library_op_on_the_cpu():
+    r = _affine_run("--op", "matmul:24,16,8", "--target", "cpu", "--check", "--bench", "--repeat", "2")
+    assert r.returncode == 0, r.stderr
+    assert "[compile ] target cpu" in r.stdout and "vs the interpreter: max |difference| 0 (ok" in r.stdout
+    assert "[bench   ] median of 2 calls" in r.stdout
+
+
+def test_affine_run_file_with_symbols(tmp_path):
+    f = tmp_path / "k.mlir"
+    f.write_text(str(air.library.elementwise_chain(["relu", "neg"], ("N",))))
+    r = _affine_run(str(f), "--target", "cpu", "--sym", "N=37", "--check")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in r.stdout
+
+
+def test_affine_run_bad_input_names_the_place(tmp_path):
+    f = tmp_path / "bad.mlir"
+    f.write_text("func.func @f(\n")
+    r = _affine_run(str(f))
+    assert r.returncode == 2 and "bad.mlir:2:1: error" in r.stderr
+    r = _affine_run("--op", "nosuchop:1")
+    assert r.returncode == 2 and "unknown op 'nosuchop'" in r.stderr
+
+
+def test_affine_run_cuda_without_gpu_is_a_clear_error():
+    import runtime
+
+    if runtime.gpu_available():
+        pytest.skip("a GPU is usable here")
+    r = _affine_run("--op", "relu:8,8", "--target", "cuda")
+    assert r.returncode == 1 and "no usable GPU" in r.stderr
+    assert "[compile ] target cuda: gpu-map + CUDA C (1 kernels" in r.stdout

@@ -804,19 +804,23 @@ func.func @f(%A: memref<8xf32>) -> vector<4xf32> {
         run(text, np.zeros(8, np.float32))
 
 
-def test_gpu_ops_cannot_be_interpreted():
+def test_gpu_ops_not_emulated_are_refused():
+    # gpu.launch is emulated (tests/test_interpreter_gpu.py); warp shuffles are not.
     text = """
 func.func @f() {
   %c1 = arith.constant 1 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %one = arith.constant 1 : i32
+    %z = arith.constant 0.0 : f32
+    %s, %ok = gpu.shuffle xor %z, %one, %one : f32
     gpu.terminator
   }
   return
 }"""
-    with pytest.raises(InterpretError, match="cannot interpret 'gpu.launch'") as e:
+    with pytest.raises(InterpretError, match="cannot interpret 'gpu.shuffle'") as e:
         run(text)
-    assert e.value.location.line == 4
+    assert e.value.location.line == 8
 
 
 def test_changing_the_ir_changes_the_result():

@@ -56,6 +56,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-data-copy-generate": "copy_generation",
     "affine-parallelize": "parallelize",
     "affine-loop-fusion": "fuse",
+    "gpu-map": "gpu_map",
 }
 
 _REGISTRY: dict[str, type[Pass]] = {}

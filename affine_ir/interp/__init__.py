@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from .driver import CompiledFunction, compile_function, interpret
+from .gpu import reversed_schedule
 
-__all__ = ["CompiledFunction", "compile_function", "interpret"]
+__all__ = ["CompiledFunction", "compile_function", "interpret", "reversed_schedule"]

@@ -13,6 +13,7 @@ from ..dialects.builtin import ModuleOp
 from ..dialects.func import FuncOp
 from ..errors import InterpretError
 from ..types import Type
+from . import gpu as G
 from . import memory as M
 from . import semantics as S
 from .translate import ModuleTranslator, OpInfo
@@ -40,7 +41,7 @@ class CompiledModule:
         translator = ModuleTranslator(funcs)
         self.source, infos = translator.translate()
         namespace = {
-            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_INF": math.inf, "_NAN": math.nan,
+            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_G": G, "_INF": math.inf, "_NAN": math.nan,
             "_scratch": S.new_scratch32, "_OOB": S.OutOfBounds, "_Unsupported": S.Unsupported,
             "__affine_ir_lines__": infos,
         }

@@ -11,6 +11,7 @@ from ..affine_map import AffineMap
 from ..attributes import DenseAttr
 from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
 from ..types import MemRefType, VectorType
+from . import gpu
 from . import semantics as S
 from .memory import from_list
 from .ops import TEMPLATES, reduction_identity
@@ -179,6 +180,8 @@ def _apply(tr: FunctionTranslator, op) -> None:
 
 
 def _alloc(tr: FunctionTranslator, op) -> None:
+    if op.name == "memref.alloc" and gpu.workgroup_alloc(tr, op):
+        return
     t: MemRefType = op.results[0].type
     dyn = iter(op.operands)
     sizes = [str(d) if d is not None else tr.val(next(dyn)) for d in t.shape]
@@ -267,4 +270,5 @@ HANDLERS = {
     "func.return": _return,
     "vector.broadcast": _broadcast,
     "vector.reduction": _reduction,
+    **gpu.HANDLERS,
 }

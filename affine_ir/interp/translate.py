@@ -130,6 +130,7 @@ class FunctionTranslator:
         self.mems: dict[Value, MemInfo] = {}
         self.taken: set[str] = set()
         self.uses_scratch = False
+        self.gpu = None  # the LaunchContext (see .gpu) while translating a gpu.launch body
         self.printer = Printer(use_aliases=False)
         self._name_values()
 
@@ -257,8 +258,10 @@ class FunctionTranslator:
         if len(self.lines) == start:
             self.emit("pass")
 
-    def unsupported(self, op: Operation) -> None:
-        what = "GPU ops are not emulated yet" if op.name.startswith("gpu.") else "no reference semantics"
+    def unsupported(self, op: Operation, what: str | None = None) -> None:
+        """Emit a raise of ``cannot interpret '<op>' (<what>)`` where ``op`` would run."""
+        if what is None:
+            what = "this GPU op is not emulated" if op.name.startswith("gpu.") else "no reference semantics"
         msg = f"cannot interpret '{op.name}' ({what})"
         self.emit(f"raise _Unsupported({msg!r})")
         for r in op.results:  # never reached; defined so that later code still translates

@@ -2,6 +2,7 @@
 
 Substitutions, after xDSL's:
   affine-opt            -> this checkout's ``python -m runtime.cli`` (no install needed)
+  cuda-emit             -> ``python -m codegen.cuda`` (CUDA C of mapped IR, see codegen/cuda/__main__.py)
   FileCheck / filecheck -> the Python ``filecheck`` (``python -m filecheck`` if not on PATH)
   %roundtrip            -> ``affine-opt %s | affine-opt``: print, re-parse, print again
 """
@@ -32,4 +33,5 @@ word = r"(?<![\w/.-]){}(?![\w/.-])"
 
 config.substitutions.append(("%roundtrip", "affine-opt %s | affine-opt"))
 config.substitutions.append((word.format("affine-opt"), f"{python} -m runtime.cli"))
+config.substitutions.append((word.format("cuda-emit"), f"{python} -m codegen.cuda"))
 config.substitutions.append((word.format("(?:FileCheck|filecheck)"), filecheck))

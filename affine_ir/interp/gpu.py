@@ -1,0 +1,245 @@
+"""Emulation of ``gpu.launch``: every thread of every block runs the body.
+
+Translation (see :mod:`.translate`): a launch becomes Python loops over the blocks and,
+inside, over the threads of a block (x fastest), with the body's 12 arguments bound to the
+block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thread_id x``,
+``gpu.grid_dim x`` and ``gpu.block_dim x`` give the same values.
+
+- Without ``gpu.barrier`` the threads of a block run one after the other, each to the end
+  of the body (one valid schedule of a kernel whose threads do not synchronize).
+- With barriers the body becomes a Python generator per thread that yields at each
+  ``gpu.barrier``; the threads of a block run in phases: each thread runs to its next
+  barrier (or the end), then the next phase starts. All threads of a block must reach
+  the same barrier, or all the end, in each phase (CUDA leaves anything else undefined):
+  otherwise an InterpretError names the barrier and the threads. Barriers may sit in loops
+  and ``affine.if`` bodies as long as every thread of the block gets there.
+- ``memref.alloc`` in ``#gpu.address_space<workgroup>`` inside a launch (static shape) is
+  one zero-filled buffer per block, shared by its threads (allocated when the block starts,
+  wherever the op sits in the body, as CUDA hoists ``__shared__`` arrays);
+  ``memref.alloca`` is per thread (each thread allocates its own when it runs the op).
+- Grid and block sizes are read when the launch runs: a block size below 1, more than 1,024
+  threads per block, a block z size above 64, or a grid beyond CUDA's limits (x < 2**31,
+  y and z < 65,536) is an InterpretError; a grid size below 1 runs no block (a launch over
+  an empty iteration space).
+
+Blocks, and threads within a block, run in increasing linear order (x fastest); inside
+:func:`reversed_schedule` they run in decreasing order, so a test can run a launch both
+ways: a kernel whose threads race (one writes what another reads or writes, without a
+barrier between) usually gives a different result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..core import Operation
+from ..types import WORKGROUP, MemRefType
+from .semantics import Trap, scalar_info
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = (2**31 - 1, 65535, 65535)
+ID_OPS = {"gpu.block_id": 0, "gpu.thread_id": 1, "gpu.grid_dim": 2, "gpu.block_dim": 3}
+
+
+# ----------------------------------------------------------------------------------------
+# Run time (``_G`` in generated code)
+# ----------------------------------------------------------------------------------------
+
+
+_REVERSED = [False]
+
+
+@contextlib.contextmanager
+def reversed_schedule() -> Iterator[None]:
+    """Within the block, launches run their blocks and threads in decreasing order."""
+    saved = _REVERSED[0]
+    _REVERSED[0] = True
+    try:
+        yield
+    finally:
+        _REVERSED[0] = saved
+
+
+def ids(z: int, y: int, x: int):
+    """Every ``(z, y, x)`` in ``range(z) x range(y) x range(x)``, x fastest (reversed in
+    :func:`reversed_schedule`)."""
+    if _REVERSED[0]:
+        return itertools.product(range(z - 1, -1, -1), range(y - 1, -1, -1), range(x - 1, -1, -1))
+    return itertools.product(range(z), range(y), range(x))
+
+
+def check_launch(gx: int, gy: int, gz: int, sx: int, sy: int, sz: int) -> None:
+    """Trap on block or grid sizes a CUDA launch would refuse (a grid size < 1 runs nothing)."""
+    block = (sx, sy, sz)
+    if min(block) < 1:
+        raise Trap(f"block size {block} has a dimension below 1")
+    if any(b > m for b, m in zip(block, MAX_BLOCK)) or sx * sy * sz > MAX_THREADS_PER_BLOCK:
+        raise Trap(f"block size {block} ({sx * sy * sz} threads) exceeds CUDA's limits (x, y <= 1024, z <= 64, "
+                   f"at most {MAX_THREADS_PER_BLOCK} threads per block)")
+    grid = (gx, gy, gz)
+    if any(g > m for g, m in zip(grid, MAX_GRID)):
+        raise Trap(f"grid size {grid} exceeds CUDA's limits (x < 2**31, y and z < 65536)")
+
+
+def run_block(threads: list, block: tuple, sizes: tuple, barriers: tuple) -> None:
+    """Run the generators ``threads`` (one per thread of ``block``, x fastest over ``sizes``
+    (sx, sy, sz)) in phases separated by barriers; ``barriers[k]`` describes barrier ``k``."""
+    while True:
+        marks = [next(t, None) for t in threads]
+        first = marks[0]
+        for k, m in enumerate(marks):
+            if m != first:
+                raise Trap(f"threads of block {block} diverge at a barrier: thread {_coords(0, sizes)} "
+                           f"{_reached(first, barriers)} but thread {_coords(k, sizes)} {_reached(m, barriers)}")
+        if first is None:
+            return
+
+
+def _coords(k: int, sizes: tuple) -> tuple:
+    sx, sy, sz = sizes
+    if _REVERSED[0]:
+        k = sx * sy * sz - 1 - k
+    return (k % sx, k // sx % sy, k // (sx * sy))
+
+
+def _reached(mark, barriers: tuple) -> str:
+    return "reached the end of the body" if mark is None else f"waits at {barriers[mark]}"
+
+
+# ----------------------------------------------------------------------------------------
+# Translation
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class LaunchContext:
+    """What the ops of a launch body need while being translated."""
+
+    names: list[list[str]]                 # block ids, thread ids, grid sizes, block sizes (x, y, z each)
+    shared: dict[int, str] = field(default_factory=dict)  # id(alloc op) -> local of the block's buffer
+    barriers: dict[int, int] | None = None  # id(barrier op) -> its number, when the body runs as generators
+
+
+def is_workgroup_alloc(op: Operation) -> bool:
+    return op.name == "memref.alloc" and isinstance(op.results[0].type, MemRefType) and \
+        op.results[0].type.memory_space == WORKGROUP
+
+
+def _launch(tr, op) -> None:
+    if tr.gpu is not None:
+        tr.unsupported(op, "a gpu.launch inside a gpu.launch")
+        return
+    args = op.body.args
+    for a, v in zip(args[6:12], op.operands[:6]):  # grid and block sizes: the operands' values
+        tr.exprs[a] = tr.val(v)
+        if v in tr.consts:
+            tr.consts[a] = tr.consts[v]
+        if v in tr.ranges:
+            tr.ranges[a] = tr.ranges[v]
+    sizes = [tr.val(v) for v in op.operands[:6]]
+    names = [[tr.define(a) for a in args[0:3]], [tr.define(a) for a in args[3:6]], sizes[0:3], sizes[3:6]]
+    for k in range(3):
+        for ids_, size in ((args[k], op.operands[k]), (args[3 + k], op.operands[3 + k])):
+            hi = tr.ranges.get(size, (None, None))[1]
+            tr.ranges[ids_] = (0, None if hi is None else hi - 1)
+    ctx = LaunchContext(names)
+    allocs = []
+    for inner in op.body.walk():
+        if is_workgroup_alloc(inner):
+            if inner.operands:
+                tr.unsupported(op, "workgroup memory of dynamic size")
+                return
+            ctx.shared[id(inner)] = tr.fresh(tr.ir_name(inner.results[0]).lstrip("%"), "wg_")
+            allocs.append(inner)
+    barriers = [b for b in op.body.walk() if b.name == "gpu.barrier"]
+    if barriers:
+        ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
+    (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = names
+    tr.emit(f"_G.check_launch({gx}, {gy}, {gz}, {sx}, {sy}, {sz})")
+    tr.gpu = ctx
+    shared = [ctx.shared[id(a)] for a in allocs]
+    try:
+        if barriers:
+            kernel = tr.fresh("", "_kernel")
+            tr.emit(f"def {kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}):")
+            tr.indent += 1
+            tr.emit("if 0: yield  # a generator even if no barrier is reached")
+            tr.block(op.body)
+            tr.indent -= 1
+            tr.cur = tr.op_info(op)
+        tr.emit(f"for {bz}, {by}, {bx} in _G.ids({gz}, {gy}, {gx}):")
+        tr.indent += 1
+        for a, name in zip(allocs, shared):
+            t: MemRefType = a.results[0].type
+            info = scalar_info(t.element_type)
+            tr.emit(f"{name} = _M.alloc({tr.glob(info, f'I_{info.name}')}, {tuple(t.shape)!r})")
+        if barriers:
+            desc = tr.glob(tuple("'gpu.barrier'" + (f" at {b.location}" if b.location else "") for b in barriers),
+                           "BARRIERS")
+            threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
+                      f"_G.ids({sz}, {sy}, {sx})]"
+            tr.emit(f"_G.run_block({threads}, ({bx}, {by}, {bz}), ({sx}, {sy}, {sz}), {desc})")
+        else:
+            tr.emit(f"for {tz}, {ty}, {tx} in _G.ids({sz}, {sy}, {sx}):")
+            tr.indent += 1
+            tr.block(op.body)
+            tr.indent -= 1
+            tr.cur = tr.op_info(op)
+        tr.indent -= 1
+    finally:
+        tr.gpu = None
+
+
+def _id(tr, op) -> None:
+    if tr.gpu is None:
+        tr.unsupported(op, "outside a gpu.launch")
+        return
+    k = "xyz".index(op.dimension)
+    kind = ID_OPS[op.name]
+    launch = next(a for a in op.ancestors() if a.name == "gpu.launch")
+    arg = launch.body.args[3 * kind + k]
+    res = op.results[0]
+    tr.exprs[res] = tr.exprs[arg]
+    for table in (tr.consts, tr.ranges):
+        if arg in table:
+            table[res] = table[arg]
+
+
+def _barrier(tr, op) -> None:
+    if tr.gpu is None or tr.gpu.barriers is None:
+        tr.unsupported(op, "outside a gpu.launch")
+        return
+    tr.emit(f"yield {tr.gpu.barriers[id(op)]}")
+
+
+def _terminator(tr, op) -> None:
+    pass
+
+
+def workgroup_alloc(tr, op) -> bool:
+    """Bind the result of a workgroup ``memref.alloc`` in a launch to its block's buffer; False
+    when ``op`` is not one (the caller allocates)."""
+    name = tr.gpu.shared.get(id(op)) if tr.gpu is not None else None
+    if name is None:
+        return False
+    tr.exprs[op.results[0]] = name
+    tr.bind_value(op.results[0])
+    return True
+
+
+HANDLERS = {
+    "gpu.launch": _launch,
+    "gpu.block_id": _id,
+    "gpu.thread_id": _id,
+    "gpu.grid_dim": _id,
+    "gpu.block_dim": _id,
+    "gpu.barrier": _barrier,
+    "gpu.terminator": _terminator,
+}
+
+__all__ = ["HANDLERS", "LaunchContext", "check_launch", "ids", "is_workgroup_alloc", "reversed_schedule", "run_block",
+           "workgroup_alloc"]

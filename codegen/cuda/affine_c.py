@@ -1,0 +1,109 @@
+"""Affine expressions as C (``long long``) expressions, with floor semantics.
+
+``floordiv``/``mod`` round toward negative infinity (``mod`` is never negative) and ``ceildiv``
+toward positive infinity, for negative operands too, exactly as ``AffineExpr.evaluate``: they
+call the ``air_floordiv``/``air_ceildiv``/``air_mod`` helpers (divisors are positive constants).
+Index arithmetic is plain ``long long`` arithmetic (valid programs do not overflow it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from affine_ir.affine_expr import AffineExpr
+
+from .types import index_literal
+
+Need = Callable[[str], None]
+
+
+def terms(e: AffineExpr, names: Sequence[str], need: Need) -> tuple[list[tuple[int, str]], int]:
+    """``e`` (over dims named ``names``) as ``[(coefficient, atom text)]`` and its constant term."""
+    out: list[tuple[int, str]] = []
+    for i, n in enumerate(names):
+        c = e.coefficient_of_dim(i)
+        if c:
+            out.append((c, n))
+    for t in e.div_terms():
+        need(t.kind)
+        out.append((t.coeff, f"air_{t.kind}({c_expr(t.expr, names, need)}, {t.divisor})"))
+    return out, e.constant_term
+
+
+def c_sum(items: list[tuple[int, str]], const: int = 0) -> str:
+    """``c0 * a0 + c1 * a1 + ... + const`` in readable C (``i * 64 + j - 1``, ``N - i``, ``-i + 7``):
+    the terms in order, those with a positive coefficient first."""
+    out: list[str] = []
+    for c, atom in sorted(items, key=lambda t: t[0] < 0):
+        mag = abs(c)
+        text = atom if mag == 1 else f"{atom} * {mag}"
+        if not out:
+            out.append(text if c > 0 else f"-{text}")
+        else:
+            out.append((" + " if c > 0 else " - ") + text)
+    if not out:
+        return index_literal(const)
+    if const:
+        out.append(f" + {index_literal(const)}" if const > 0 else f" - {index_literal(-const)}")
+    return "".join(out)
+
+
+def c_expr(e: AffineExpr, names: Sequence[str], need: Need) -> str:
+    """The C text of ``e`` with ``d<i>`` named ``names[i]``."""
+    items, const = terms(e, names, need)
+    return c_sum(items, const)
+
+
+def is_atomic(text: str) -> bool:
+    """True when ``text`` needs no parentheses as an operand of ``*``."""
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and ch in "+-?:<>=!&|" and k > 0:
+            return False
+    return not text.startswith("-")
+
+
+def c_bound(values: list[str], fn: str) -> str:
+    """``max``/``min`` of several ``long long`` bound expressions (constants as ``LL`` literals so
+    that CUDA's overloads resolve)."""
+    vals = [v + "LL" if v.lstrip("-").isdigit() else v for v in values]
+    out = vals[-1]
+    for v in reversed(vals[:-1]):
+        out = f"{fn}({v}, {out})"
+    return out if len(vals) > 1 else values[0]
+
+
+def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], names: Sequence[str], need: Need) -> str:
+    """The C condition of an integer set's ``constraints`` (``e == 0`` where ``eq_flags``, else
+    ``e >= 0``) over dims named ``names``: each inequality printed with its negative terms moved right (``j < N`` for
+    ``N - j - 1 >= 0``), joined by ``&&``; ``true``/``false`` for constant sets."""
+    parts: list[str] = []
+    for e, eq in zip(constraints, eq_flags):
+        if e.is_constant:
+            ok = e.constant_term == 0 if eq else e.constant_term >= 0
+            if not ok:
+                return "false"
+            continue
+        items, k = terms(e, names, need)
+        pos = [(c, a) for c, a in items if c > 0]
+        neg = [(-c, a) for c, a in items if c < 0]
+        if eq:
+            if not pos:
+                parts.append(f"{c_sum(neg)} == {index_literal(k)}")
+            elif not neg:
+                parts.append(f"{c_sum(pos)} == {index_literal(-k)}")
+            else:
+                parts.append(f"{c_sum(pos)} == {c_sum(neg, -k)}")
+        elif not neg:
+            parts.append(f"{c_sum(pos)} >= {index_literal(-k)}")
+        elif not pos:
+            parts.append(f"{c_sum(neg)} < {index_literal(k + 1)}")
+        elif k == -1:
+            parts.append(f"{c_sum(neg)} < {c_sum(pos)}")
+        else:
+            parts.append(f"{c_sum(neg)} <= {c_sum(pos, k)}")
+    return " && ".join(parts) if parts else "true"

@@ -1,0 +1,248 @@
+"""``emit(module) -> CudaProgram``: every ``gpu.launch`` of every host function as one kernel of
+one CUDA C translation unit, with the launch metadata the runtime needs."""
+
+from __future__ import annotations
+
+from affine_ir.core import Operation, Value
+from affine_ir.dialects.builtin import ModuleOp
+from affine_ir.dialects.func import FuncOp
+from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
+
+from .errors import EmitError
+from .helpers import INCLUDES, helper_source
+from .kernel import KernelPrinter, MemInfo, Options, is_global
+from .lines import helpers_used, live_values, render
+from .names import Namer, c_identifier, ir_names
+from .program import CudaProgram, KernelParam, KernelSpec
+from .scalar import ScalarOps
+from .types import UnsupportedType, float_literal, memref_bytes, reg_type, storage_type
+from .vector import VectorOps
+
+#: Workgroup buffers of one kernel above this many bytes go to dynamic shared memory (a static
+#: ``__shared__`` declaration is limited to 48 KiB).
+STATIC_SHARED_LIMIT = 48 * 1024
+SHARED_ALIGN = 16
+MAX_THREADS = 1024
+
+HOST_OPS = ("arith.constant", "affine.apply", "affine.min", "affine.max", "memref.alloc", "memref.dealloc",
+            "gpu.launch", "func.return")
+STORES = ("affine.store", "memref.store", "affine.vector_store")
+
+
+class CudaKernelPrinter(VectorOps, ScalarOps, KernelPrinter):
+    """The printer of one kernel: control flow, memory and GPU ops (:class:`KernelPrinter`), the
+    scalar ``arith``/``math`` ops (:class:`ScalarOps`) and 1-D vector ops (:class:`VectorOps`)."""
+
+
+def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool = False) -> CudaProgram:
+    """CUDA C for every ``gpu.launch`` of ``module``'s host functions (the output of ``gpu-map``).
+
+    Guarantees: the source is one translation unit holding, per launch in program order, an
+    ``extern "C" __global__`` function ``<function>_kernel<k>`` whose parameters are
+    ``kernels[k].params``; one thread of it computes what one (block, thread) instance of the
+    launch body computes in the interpreter (see :mod:`codegen.cuda` for the differences).
+    ``fast_math`` calls the f32 math functions and lets NVRTC contract multiplies and adds into
+    FMAs; ``contract`` only the latter. Raises :class:`EmitError` naming the op and its location
+    for an unmapped loop nest (any op other than constants, ``affine.apply/min/max``,
+    ``memref.alloc/dealloc``, ``gpu.launch`` and ``return`` at a host function's top level) and
+    for anything inside a kernel that has no CUDA lowering.
+    """
+    if isinstance(module, FuncOp):
+        funcs = [module]
+    elif isinstance(module, ModuleOp):
+        funcs = list(module.functions)
+    else:
+        raise EmitError(f"expected a module or a func.func op, got {type(module).__name__}")
+    options = Options(fast_math=fast_math, contract=contract)
+    helpers: set[str] = set()
+    headers: set[str] = set()
+    hosts = [f for f in funcs if not f.is_declaration]
+    kernels: list[KernelSpec] = []
+    texts: list[str] = []
+    taken: set[str] = set()
+    for f in hosts:
+        _check_host(f)
+        names = ir_names(f)
+        launches = [op for op in f.body.ops if op.name == "gpu.launch"]
+        for k, launch in enumerate(launches):
+            base = kname = f"{c_identifier(f.sym_name)}_kernel{k}"
+            n = 0
+            while kname in taken:
+                n += 1
+                kname = f"{base}_{n}"
+            taken.add(kname)
+            text, spec = _emit_kernel(f, launch, kname, names, options, helpers, headers)
+            texts.append(text)
+            kernels.append(spec)
+    return CudaProgram(_translation_unit(texts, helpers, headers), kernels, hosts)
+
+
+def _translation_unit(kernels: list[str], helpers: set[str], headers: set[str]) -> str:
+    helper_text = helper_source(helpers)
+    body = "\n\n".join(kernels)
+    includes = headers | {INCLUDES[k] for k in helpers if k in INCLUDES}
+    parts = ["// CUDA C printed by codegen.cuda from affine IR."]
+    if includes:
+        parts.append("\n".join(f"#include <{h}>" for h in sorted(includes, key=("cuda_fp16.h", "cuda_bf16.h").index)))
+    if helper_text:
+        parts.append(helper_text)
+    parts.append(body)
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _check_host(f: FuncOp) -> None:
+    """Only what the host runs may stay at a host function's top level."""
+    for op in f.body.ops:
+        if op.name not in HOST_OPS:
+            raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
+                            "not mapped to the GPU (run gpu-map first); only arith.constant, affine.apply/min/max, "
+                            "memref.alloc/dealloc, gpu.launch and return may stay on the host", op.location)
+        if op.name == "func.return" and op.operands:
+            raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host function with results is not supported",
+                            op.location)
+        if op.name == "memref.alloc" and not is_global(op.results[0].type):
+            raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
+                            f"{op.results[0].type}", op.location)
+
+
+def _block_size(launch: Operation) -> tuple[int, int, int]:
+    out = []
+    for v, d in zip(launch.block_size, "xyz"):
+        owner = v.owner
+        value = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
+        if not isinstance(value, int) or value <= 0:
+            raise EmitError(f"cannot emit 'gpu.launch' as CUDA: the block size in {d} must be a positive "
+                            "arith.constant index value", launch.location)
+        out.append(value)
+    return out[0], out[1], out[2]
+
+
+def _host_values(launch: Operation) -> list[Value]:
+    """The values the launch body uses but does not define, in order of first use."""
+    inside: set[Value] = set()
+    for op in launch.walk():
+        inside.update(op.results)
+        for region in op.regions:
+            for b in region.blocks:
+                inside.update(b.args)
+    out: dict[Value, None] = {}
+    for op in launch.walk():
+        if op is launch:
+            continue
+        for v in op.operands:
+            if v not in inside:
+                out.setdefault(v, None)
+    return list(out)
+
+
+def _definition_order(f: FuncOp) -> dict[Value, int]:
+    order: dict[Value, int] = {a: k for k, a in enumerate(f.args)}
+    for op in f.body.ops:
+        for r in op.results:
+            order[r] = len(order)
+    return order
+
+
+def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Options, helpers: set[str],
+                 headers: set[str]) -> tuple[str, KernelSpec]:
+    if launch.dynamic_shared_memory is not None:
+        raise EmitError("cannot emit 'gpu.launch' as CUDA: a dynamic_shared_memory_size operand is not supported",
+                        launch.location)
+    block = _block_size(launch)
+    pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
+    stored = {op.operands[1] for op in launch.walk() if op.name in STORES}
+    order = _definition_order(f)
+    host = sorted(_host_values(launch), key=lambda v: order.get(v, len(order)))
+    params: list[KernelParam] = []
+    for v in host:
+        params += _param(pr, launch, v, v in stored)
+    args = launch.body.args
+    for k, a in enumerate(args):
+        group, d = divmod(k, 3)
+        if not a.uses:
+            continue
+        if group == 3:  # block sizes: constants
+            pr.set_int(a, block[d])
+            continue
+        pr.define(a, f"{('blockIdx', 'threadIdx', 'gridDim')[group]}.{'xyz'[d]}")
+    pr.hoist_shared(launch.body)
+    pr.block(launch.body)
+    live = live_values(pr.lines)
+    helpers |= helpers_used(pr.lines, live)
+    shared_lines, static_bytes, dynamic_bytes = _shared_declarations(pr, live)
+    body = shared_lines + render(pr.lines, live)
+    nthreads = block[0] * block[1] * block[2]
+    bounds = f"__launch_bounds__({nthreads}) " if nthreads <= MAX_THREADS else ""
+    sig = ", ".join(_param_decl(p) for p in params)
+    head = f'extern "C" __global__ void {bounds}{kname}({sig}) {{'
+    if len(head) > 120 and params:
+        head = f'extern "C" __global__ void {bounds}{kname}(\n    ' + ",\n    ".join(
+            _param_decl(p) for p in params) + ") {"
+    where = f" at {launch.location}" if launch.location else ""
+    comment = f"// @{f.sym_name}: gpu.launch{where}; block ({block[0]}, {block[1]}, {block[2]})"
+    text = "\n".join([comment, head, *body, "}"])
+    spec = KernelSpec(kname, launch, params, block, static_bytes, dynamic_bytes)
+    return text, spec
+
+
+def _param(pr: CudaKernelPrinter, launch: Operation, v: Value, stored: bool) -> list[KernelParam]:
+    owner = v.owner
+    if getattr(owner, "name", "") == "arith.constant" and isinstance(v.type, (IndexType, IntegerType, FloatType)):
+        if isinstance(v.type, FloatType):  # re-materialized: printed inline
+            pr.literals[v] = float_literal(float(owner.value), v.type.name)
+        else:
+            pr.set_int(v, int(owner.value))
+        return []
+    t = v.type
+    what = f"host value %{pr.namer.ir.get(v, '?')} : {t}"
+    try:
+        if isinstance(t, MemRefType):
+            if not is_global(t):
+                raise EmitError(f"cannot emit 'gpu.launch' as CUDA: {what} is not in global memory", launch.location)
+            name = pr.namer.name(v)
+            pr.use_type(t.element_type)
+            ctype = ("" if stored else "const ") + storage_type(t.element_type) + "*"
+            out = [KernelParam(v, "ptr", ctype, None, name)]
+            dims: list = []
+            for k, d in enumerate(t.shape):
+                if d is None:
+                    dn = pr.namer.fresh(f"{name}_dim{k}")
+                    dims.append(dn)
+                    out.append(KernelParam(v, "dim", "long long", k, dn))
+                else:
+                    dims.append(d)
+            pr.mems[v] = MemInfo(name, dims, t, v)
+            return out
+        ctype = reg_type(t)
+    except UnsupportedType as e:
+        raise EmitError(f"cannot emit 'gpu.launch' as CUDA: {what}: {e}", launch.location) from None
+    name = pr.namer.name(v)
+    pr.vars[v] = name
+    return [KernelParam(v, "scalar", ctype, None, name)]
+
+
+def _param_decl(p: KernelParam) -> str:
+    if p.kind == "ptr":
+        return f"{p.ctype} __restrict__ {p.name}"
+    return f"{p.ctype} {p.name}"
+
+
+def _shared_declarations(pr: CudaKernelPrinter, live: set[Value]) -> tuple[list[str], int, int]:
+    """The declarations of the workgroup buffers some kept line uses: static ``__shared__`` arrays,
+    or, above :data:`STATIC_SHARED_LIMIT` bytes in all, pointers into dynamic shared memory."""
+    bufs = [(v, t) for v, t in pr.shared if v in live]
+    sizes = [memref_bytes(t) for _, t in bufs]
+    total = sum(sizes)
+    if total <= STATIC_SHARED_LIMIT:
+        lines = [f"  __shared__ __align__({SHARED_ALIGN}) {storage_type(t.element_type)} {pr.mems[v].name}"
+                 f"[{max(1, t.num_elements)}];" for v, t in bufs]
+        return lines, total, 0
+    lines = [""]
+    offset = 0
+    for (v, t), n in zip(bufs, sizes):
+        st = storage_type(t.element_type)
+        lines.append(f"  {st}* {pr.mems[v].name} = ({st}*)(air_smem + {offset});")
+        offset += -(-n // SHARED_ALIGN) * SHARED_ALIGN
+    lines[0] = f"  extern __shared__ __align__({SHARED_ALIGN}) unsigned char air_smem[];  // {offset} bytes"
+    return lines, 0, offset
+

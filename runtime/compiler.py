@@ -1,0 +1,52 @@
+"""``runtime.compile(module, target=...)``: the one entry point for running affine IR.
+
+- ``target="cuda"``: :func:`runtime.cuda.compile` (GPU mapping, CUDA C, NVRTC; works without a
+  GPU, calling the result needs one); ``arch`` picks the architecture (default: the GPU's own,
+  else ``sm_90``).
+- ``target="cpu"``: :func:`runtime.cpu.compile` (LLVM IR, llvmlite JIT).
+- ``target="auto"``: ``"cuda"`` when :func:`runtime.gpu_available` says a GPU is usable, else ``"cpu"``.
+
+Errors: :class:`runtime.CompileError` (what could not be generated or compiled, with the
+compiler's log), :class:`runtime.LaunchError` (bad arguments, resource limits, no GPU).
+"""
+
+from __future__ import annotations
+
+from affine_ir import ModuleOp
+
+from .errors import CompileError
+
+__all__ = ["TARGETS", "compile", "resolve_target"]
+
+TARGETS = ("auto", "cuda", "cpu")
+
+
+def resolve_target(target: str) -> str:
+    """``"cuda"`` or ``"cpu"`` for ``target`` (``"auto"`` asks :func:`gpu_available`)."""
+    if target not in TARGETS:
+        raise CompileError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})")
+    if target != "auto":
+        return target
+    from .cuda_driver import gpu_available
+
+    return "cuda" if gpu_available() else "cpu"
+
+
+def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, arch: str | None = None,
+            pipeline: str | None = None, **options):
+    """Compile ``module`` (its entry function ``fn``) for ``target``; the executable runs on
+    numpy arrays (and device arrays for CUDA), updating memref arguments in place.
+    ``pipeline``: the pass pipeline run first (CUDA default: ``gpu-map``); ``options`` go to the
+    backend (CPU: ``opt_level``, ``threads``, ``fast_math``; CUDA: ``ptx``, ``options``)."""
+    chosen = resolve_target(target)
+    if chosen == "cuda":
+        from . import cuda
+
+        return cuda.compile(module, fn=fn, arch=arch, pipeline=pipeline, **options)
+    from . import cpu
+
+    if pipeline:
+        from transforms import PassManager
+
+        module = PassManager.parse(pipeline).run(module)
+    return cpu.compile(module, fn=fn, **options)

@@ -1,0 +1,224 @@
+"""Compile affine IR for an NVIDIA GPU and run it: mapping, CUDA C, NVRTC, driver launches.
+
+::
+
+    import runtime
+    k = runtime.cuda.compile(module, arch="sm_90")   # works without a GPU: k.source, k.image
+    k(A, B, C)          # numpy arrays (copied in and back) or device arrays (CuPy, PyTorch): in place
+
+Steps (each visible on the result): the pass pipeline (default :data:`DEFAULT_PIPELINE`:
+``gpu-map``, which turns every top-level loop nest into a ``gpu.launch``) gives the mapped
+module (``k.module``, its trace ``k.trace``); :func:`codegen.cuda.emit` prints CUDA C
+(``k.source``, one ``__global__`` kernel per launch, ``k.kernels``); :func:`runtime.nvrtc.
+compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host
+function is executed op by op -- constants and ``affine.apply``/``min``/``max`` of index
+values on the host, ``memref.alloc``/``dealloc`` as device buffers, each ``gpu.launch`` as a
+kernel launch with its grid computed from the symbols -- then the device is synchronized and
+numpy arguments are copied back. Arguments are checked before anything runs
+(:class:`~runtime.errors.LaunchError` naming the argument), and every launch against the
+device's limits (threads, shared memory, registers) before it is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from affine_ir import FuncOp, ModuleOp, Operation, Value
+from affine_ir.types import IndexType, MemRefType
+
+from .entry import entry_function
+from .errors import CompileError, LaunchError
+
+__all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile"]
+
+DEFAULT_PIPELINE = "gpu-map"
+DEFAULT_ARCH = "sm_90"
+_HOST_OPS = ("arith.constant", "affine.apply", "affine.min", "affine.max", "memref.alloc", "memref.dealloc",
+             "gpu.launch", "func.return")
+
+
+def _default_arch() -> str:
+    from . import cuda_driver
+
+    return cuda_driver.device().arch if cuda_driver.gpu_available() else DEFAULT_ARCH
+
+
+def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None, pipeline: str | None = None,
+            ptx: bool = False, options: Sequence[str] = ()) -> CudaExecutable:
+    """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
+    GPU's own, else ``sm_90``). Works without a GPU. Raises :class:`CompileError` (with the
+    NVRTC log, options and numbered source) or :class:`transforms.TransformError`."""
+    from codegen import cuda as cuda_codegen
+    from transforms import PassManager
+
+    from . import nvrtc
+
+    arch = arch or _default_arch()
+    pm = PassManager.parse(pipeline if pipeline is not None else DEFAULT_PIPELINE)
+    mapped = pm.run(module)
+    func = entry_function(mapped, fn)
+    _check_host(func)
+    try:
+        program = cuda_codegen.emit(mapped)
+    except CompileError:
+        raise
+    except Exception as e:  # the emitter's own error type names the op and its location
+        raise CompileError(str(e), getattr(e, "location", None)) from None
+    image = nvrtc.compile_cuda(program.source, arch, ptx=ptx, options=options, name=f"{func.sym_name}.cu")
+    return CudaExecutable(mapped, func, program, image, pm.trace)
+
+
+def _check_host(func: FuncOp) -> None:
+    for op in func.body.ops:
+        if op.name not in _HOST_OPS:
+            raise CompileError(f"'{op.name}' at the top level of @{func.sym_name} is not mapped to the GPU "
+                               f"(only constants, index arithmetic, allocs and gpu.launch run on the host)",
+                               op.location)
+    if func.function_type.results:
+        raise CompileError(f"@{func.sym_name} returns values; GPU entry functions return nothing (results are "
+                           f"written to memref arguments)", func.location)
+
+
+@dataclass
+class _Buffer:
+    """A device memref: its data pointer and its dims (for the dynamic ones)."""
+
+    ptr: int
+    dims: tuple[int, ...]
+    owner: object = None  # a DeviceBuffer this executable allocated, or the prepared argument
+
+
+@dataclass
+class CudaExecutable:
+    """A compiled program (see the module docstring). ``source``: the CUDA C; ``image``: the
+    :class:`runtime.nvrtc.CudaImage`; ``kernels``: a :class:`codegen.cuda.KernelSpec` per launch."""
+
+    module: ModuleOp
+    function: FuncOp
+    program: object
+    image: object
+    trace: object = None
+    _functions: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def source(self) -> str:
+        return self.program.source
+
+    @property
+    def kernels(self) -> list:
+        return self.program.kernels
+
+    @property
+    def _vector_accesses(self) -> bool:
+        """Whether a kernel uses vector structs (16-byte accesses need aligned base pointers)."""
+        return "struct __align__" in self.program.source
+
+    def __call__(self, *args) -> None:
+        from . import cuda_arrays, cuda_driver
+
+        params = list(self.function.args)
+        if len(args) != len(params):
+            raise LaunchError(f"@{self.function.sym_name} takes {len(params)} arguments, got {len(args)}")
+        mem = [k for k, p in enumerate(params) if isinstance(p.type, MemRefType)]
+        values: dict[Value, object] = {}
+        for k, p in enumerate(params):
+            if not isinstance(p.type, MemRefType):
+                values[p] = cuda_arrays.scalar_argument(args[k], p.type, k, _name(p))[1]
+        with cuda_arrays.prepare_arguments([args[k] for k in mem], [params[k].type for k in mem],
+                                           [_name(params[k]) for k in mem], positions=mem) as prepared:
+            for k, dev in zip(mem, prepared):
+                if self._vector_accesses and dev.ptr % 16:
+                    raise LaunchError(f"argument #{k} ({_name(params[k])}) is not 16-byte aligned (a view with an "
+                                      f"offset?): the kernels read it with 16-byte vector accesses; pass a copy")
+                values[params[k]] = _Buffer(dev.ptr, _dims(params[k].type, dev.dynamic_dims), dev)
+            temporaries: list = []
+            try:
+                self._run_host(values, temporaries, cuda_driver)
+                cuda_driver.synchronize()
+            finally:
+                for t in temporaries:
+                    t.free()
+
+    def _function(self, spec):
+        from . import cuda_driver
+
+        if spec.name not in self._functions:
+            self._functions[spec.name] = cuda_driver.load_module(self.image).function(spec.name, len(spec.params))
+        return self._functions[spec.name]
+
+    def _run_host(self, values: dict, temporaries: list, drv) -> None:
+        specs = {id(k.launch): k for k in self.kernels}
+        for op in self.function.body.ops:
+            if op.name == "arith.constant":
+                values[op.results[0]] = op.value
+            elif op.name in ("affine.apply", "affine.min", "affine.max"):
+                values[op.results[0]] = _evaluate(op, values)
+            elif op.name == "memref.alloc":
+                t: MemRefType = op.results[0].type
+                dynamic = iter(int(values[v]) for v in op.operands)
+                dims = tuple(d if d is not None else next(dynamic) for d in t.shape)
+                buf = drv.DeviceBuffer.alloc(max(1, _nbytes(t, dims)))
+                temporaries.append(buf)
+                values[op.results[0]] = _Buffer(buf.ptr, dims, buf)
+            elif op.name == "memref.dealloc":
+                buf = values[op.operands[0]].owner
+                if buf in temporaries:
+                    temporaries.remove(buf)
+                    buf.free()
+            elif op.name == "gpu.launch":
+                self._launch(specs[id(op)], op, values, drv)
+
+    def _launch(self, spec, op: Operation, values: dict, drv) -> None:
+        grid = tuple(int(values[v]) for v in op.grid_size)
+        if min(grid) <= 0:  # a symbolic trip count <= 0: no block runs (as the interpreter)
+            return
+        args = []
+        for p in spec.params:
+            if p.kind == "ptr":
+                args.append(("void*", values[p.value].ptr))
+            elif p.kind == "dim":
+                args.append(("long long", values[p.value].dims[p.dim]))
+            else:
+                args.append((p.ctype, values[p.value]))
+        drv.launch(self._function(spec), grid, spec.block, args,
+                   shared_bytes=getattr(spec, "dynamic_shared_bytes", 0))
+
+    def time_ms(self, *args, repeat: int = 10, warmup: int = 1) -> float:
+        """Median milliseconds of a whole call (CUDA events), after ``warmup`` calls."""
+        from . import cuda_driver
+
+        return cuda_driver.time_ms(lambda: self(*args), repeat=repeat, warmup=warmup)
+
+
+def _name(v: Value) -> str:
+    return f"%{v.name_hint}" if v.name_hint else ""
+
+
+def _dims(t: MemRefType, dynamic: Sequence[int]) -> tuple[int, ...]:
+    it = iter(dynamic)
+    return tuple(d if d is not None else int(next(it)) for d in t.shape)
+
+
+def _nbytes(t: MemRefType, dims: Sequence[int]) -> int:
+    from .cuda_arrays import element_dtypes
+
+    n = 1
+    for d in dims:
+        n *= d
+    return n * element_dtypes(t.element_type)[0].itemsize
+
+
+def _evaluate(op: Operation, values: dict) -> int:
+    m = op.map
+    args = [int(values[v]) for v in op.operands]
+    results = m.evaluate(args[: m.num_dims], args[m.num_dims :])
+    if op.name == "affine.min":
+        return min(results)
+    if op.name == "affine.max":
+        return max(results)
+    return results[0]
+
+
+def is_index(v: Value) -> bool:
+    return isinstance(v.type, IndexType)
