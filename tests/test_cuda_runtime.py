@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from affine_ir.types import bf16, f16, f32, i1, i8, i32, index, memref
-from runtime import cuda_arrays, cuda_driver, nvrtc
+from runtime import cuda_arrays, cuda_driver, cuda_launch, nvrtc
 from runtime.cuda_arrays import DeviceArgument, check_array, prepare_arguments, scalar_argument
 from runtime.cuda_driver import Device, FunctionAttributes, check_launch, gpu_available, pack_arguments
 from runtime.errors import CompileError, LaunchError
@@ -609,7 +609,7 @@ def test_resource_limits_refused_before_launch():
         with pytest.raises(LaunchError, match=f"needs 2048 threads per block, limit {dev.max_threads_per_block}"):
             cuda_driver.launch(fn, 1, 2048, args)
         too_much = dev.max_shared_per_block_optin + 1024
-        with pytest.raises(LaunchError, match=r"shared memory .*limit " + cuda_driver._size(
+        with pytest.raises(LaunchError, match=r"shared memory .*limit " + cuda_launch._size(
                 dev.max_shared_per_block_optin)):
             cuda_driver.launch(fn, 1, 64, args, shared_bytes=too_much)
         with pytest.raises(LaunchError, match=f"needs grid y dimension {dev.max_grid_dims[1] + 1}"):
