@@ -20,6 +20,7 @@ from ..affine_expr import AffineExpr, constant, dim
 from ..affine_map import AffineMap
 from ..core import Block, Operation, Value
 from ..errors import InterpretError, Location
+from ..names import unique_name
 from ..printer import Printer
 from ..types import MemRefType, VectorType, element_type_of
 from . import semantics as S
@@ -157,13 +158,7 @@ class FunctionTranslator:
         return self.printer.value(v)
 
     def fresh(self, hint: str | None, prefix: str = "v_") -> str:
-        base = prefix + re.sub(r"[^A-Za-z0-9_]", "_", hint or "")
-        name, k = base, 0
-        while name in self.taken:
-            k += 1
-            name = f"{base}_{k}"
-        self.taken.add(name)
-        return name
+        return unique_name(prefix + re.sub(r"[^A-Za-z0-9_]", "_", hint or ""), self.taken)
 
     def define(self, v: Value) -> str:
         """A new local for ``v`` (its printed name as hint)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from affine_ir.core import Operation, Value
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
+from affine_ir.names import unique_name
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
 
 from .errors import EmitError
@@ -65,12 +66,7 @@ def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool =
         names = ir_names(f)
         launches = [op for op in f.body.ops if op.name == "gpu.launch"]
         for k, launch in enumerate(launches):
-            base = kname = f"{c_identifier(f.sym_name)}_kernel{k}"
-            n = 0
-            while kname in taken:
-                n += 1
-                kname = f"{base}_{n}"
-            taken.add(kname)
+            kname = unique_name(f"{c_identifier(f.sym_name)}_kernel{k}", taken)
             text, spec = _emit_kernel(f, launch, kname, names, options, helpers, headers)
             texts.append(text)
             kernels.append(spec)

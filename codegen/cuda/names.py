@@ -7,6 +7,7 @@ import re
 
 from affine_ir.core import Value
 from affine_ir.dialects.func import FuncOp
+from affine_ir.names import unique_name
 from affine_ir.printer import Printer
 
 C_KEYWORDS = frozenset("""
@@ -81,13 +82,7 @@ class Namer:
         self.names: dict[Value, str] = {}
 
     def fresh(self, hint: str) -> str:
-        base = c_identifier(hint)
-        name, k = base, 0
-        while name in self.taken:
-            k += 1
-            name = f"{base}_{k}"
-        self.taken.add(name)
-        return name
+        return unique_name(c_identifier(hint), self.taken)
 
     def name(self, v: Value) -> str:
         """The C name of ``v`` (assigned on first call)."""
