@@ -39,7 +39,7 @@ from affine_ir import Operation
 from .dependences import DependenceAnalysis
 from .isl_bridge import Scop, Statement
 from .isl_results import BudgetExceeded, isl_budget
-from .regions import _name
+from .regions import _name, _root_of
 from .slices import ComputationSlice, SliceError
 
 __all__ = ["FusionCheck", "check_fusion", "reads_covered_within"]
@@ -76,8 +76,8 @@ def check_fusion(s: ComputationSlice, scop: Scop | None = None) -> FusionCheck:
 
     ``scop`` is the Scop ``s`` was computed with (rebuilt when None). Raises SliceError when
     isl's operation budget runs out."""
-    if scop is None or scop.root is not _root(s.src_nest):
-        scop = Scop(_root(s.src_nest))
+    if scop is None or scop.root is not _root_of(s.src_nest):
+        scop = Scop(_root_of(s.src_nest))
     try:
         with isl_budget(FUSION_BUDGET):
             return _check(s, scop)
@@ -87,12 +87,6 @@ def check_fusion(s: ComputationSlice, scop: Scop | None = None) -> FusionCheck:
 
 def _at(op: Operation) -> str:
     return f" at {op.location}" if op.location else ""
-
-
-def _root(op: Operation) -> Operation:
-    while op.parent_op is not None and op.parent_op.name != "builtin.module":
-        op = op.parent_op
-    return op
 
 
 def _check(s: ComputationSlice, scop: Scop) -> FusionCheck:

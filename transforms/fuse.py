@@ -108,14 +108,6 @@ def _written_memrefs(graph: DependenceGraph, op: Operation) -> list[Value]:
     return [m for m in node.memrefs if node.stores_of(m)]
 
 
-def private_candidates_pair(src: Operation, dst: Operation, m: Value) -> list[Value]:
-    owner = m.owner
-    if not (isinstance(owner, Operation) and owner.name == "memref.alloc"):
-        return []
-    ok = all(src.is_ancestor_of(u) or dst.is_ancestor_of(u) or u.name == "memref.dealloc" for u in m.users())
-    return [m] if ok else []
-
-
 def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
     try:
         s = analysis.compute_slice(src, dst, depth, scop=scop, max_src_loops=producer_loop_count(src),
@@ -132,8 +124,8 @@ def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
     if not s.is_valid and strided:
         return (f"the slice leaves the producer's domain and {loop_name(strided[0].op)} has step "
                 f"{strided[0].op.step}: clamping its bounds would run iterations off its stride")
-    dead_rest = not check.self_dependent and all(private_candidates_pair(src, dst, m)
-                                                 for m in _written_memrefs(graph, src))
+    written = _written_memrefs(graph, src)
+    dead_rest = not check.self_dependent and len(private_candidates((src, dst), written)) == len(written)
     remove = (check.covers_producer or dead_rest) and check.fusion_violation(True) is None
     if not remove:
         why = check.fusion_violation(False)

@@ -13,6 +13,7 @@ size is at most ``threshold_bytes``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import analysis
@@ -44,15 +45,11 @@ def _local_alloc(m: Value) -> AllocOp | None:
     return owner if isinstance(owner, AllocOp) else None
 
 
-def private_candidates(nest: Operation, memrefs: list[Value]) -> list[Value]:
-    """Those of ``memrefs`` that are local allocs used only inside ``nest`` (and deallocs)."""
-    out = []
-    for m in memrefs:
-        if _local_alloc(m) is None:
-            continue
-        if all(nest.is_ancestor_of(u) or isinstance(u, DeallocOp) for u in m.users()):
-            out.append(m)
-    return out
+def private_candidates(nests: Operation | Sequence[Operation], memrefs: list[Value]) -> list[Value]:
+    """Those of ``memrefs`` that are local allocs used only inside ``nests`` (and deallocs)."""
+    nests = [nests] if isinstance(nests, Operation) else list(nests)
+    return [m for m in memrefs if _local_alloc(m) is not None and
+            all(isinstance(u, DeallocOp) or any(n.is_ancestor_of(u) for n in nests) for u in m.users())]
 
 
 def privatize(func: FuncOp, nest: Operation, receiver: Operation, memref: Value, depth: int, *,

@@ -27,14 +27,14 @@ def _matching_depth(a: AffineForOp, b: AffineForOp) -> tuple[list[AffineForOp], 
     while isinstance(x, AffineForOp) and isinstance(y, AffineForOp) and not x.results and not y.results \
             and x.step == y.step and x.lower_bound_map == y.lower_bound_map \
             and x.upper_bound_map == y.upper_bound_map \
-            and [_outer(v, la, lb) for v in x.operands] == [_outer(v, lb, lb) for v in y.operands]:
+            and [_outer(v, la) for v in x.operands] == [_outer(v, lb) for v in y.operands]:
         la.append(x)
         lb.append(y)
         x, y = only_inner_loop(x), only_inner_loop(y)
     return la, lb
 
 
-def _outer(v: Value, mine: list[AffineForOp], _unused) -> object:
+def _outer(v: Value, mine: list[AffineForOp]) -> object:
     """A bound operand compared across nests: the depth of one of our IVs, else the value."""
     for k, loop in enumerate(mine):
         if v is loop.induction_var:
@@ -42,8 +42,9 @@ def _outer(v: Value, mine: list[AffineForOp], _unused) -> object:
     return v
 
 
-def _no_path(graph: DependenceGraph, a: Operation, b: Operation) -> str | None:
-    """A dependence (not RAR) from ``a`` to ``b``, direct or through nests between: its text."""
+def _direct_dependence(graph: DependenceGraph, a: Operation, b: Operation) -> str | None:
+    """The text of a dependence (not RAR) from ``a`` to ``b``, or None (paths through the nests
+    between them are the placement's concern)."""
     direct = [e for e in graph.edges_between(a, b) if e.kind != "RAR"]
     if direct:
         return edge_text(graph, direct[0])
@@ -77,7 +78,7 @@ def fuse_siblings(a: AffineForOp, b: AffineForOp, *, graph: DependenceGraph | No
     other, share no memref read, or have no outer loop with the same bounds."""
     func = check_pair(a, b)
     graph = graph or DependenceGraph(func, include_rar=True)
-    dep = _no_path(graph, a, b)
+    dep = _direct_dependence(graph, a, b)
     if dep is not None:
         raise refuse(a, b, f"they are not siblings: {dep}")
     shared = [e.value for e in graph.edges_between(a, b) if e.kind == "RAR"]
