@@ -3,7 +3,9 @@
 - ``target="cuda"``: :func:`runtime.cuda.compile` (GPU mapping, CUDA C, NVRTC; works without a
   GPU, calling the result needs one); ``arch`` picks the architecture (default: the GPU's own,
   else ``sm_90``).
-- ``target="cpu"``: :func:`runtime.cpu.compile` (LLVM IR, llvmlite JIT).
+- ``target="cpu"``: the CPU pipeline (:data:`transforms.pipelines.CPU_PIPELINE`: fusion, cache
+  and register tiling, vectorization, threads) then :func:`runtime.cpu.compile` (LLVM IR,
+  llvmlite JIT).
 - ``target="auto"``: ``"cuda"`` when :func:`runtime.gpu_available` says a GPU is usable, else ``"cpu"``.
 
 Errors: :class:`runtime.CompileError` (what could not be generated or compiled, with the
@@ -36,8 +38,13 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
             pipeline: str | None = None, **options):
     """Compile ``module`` (its entry function ``fn``) for ``target``; the executable runs on
     numpy arrays (and device arrays for CUDA), updating memref arguments in place.
-    ``pipeline``: the pass pipeline run first (CUDA default: ``gpu-map``); ``options`` go to the
-    backend (CPU: ``opt_level``, ``threads``, ``fast_math``; CUDA: ``ptx``, ``options``)."""
+    ``pipeline``: the pass pipeline run first (None: the target's default, CUDA ``gpu-map``, CPU
+    :data:`~transforms.pipelines.CPU_PIPELINE`; ``""``: none); ``options`` go to the backend
+    (CPU: ``opt_level``, ``threads``, ``fast_math``; CUDA: ``ptx``, ``options``). The CPU
+    pipeline vectorizes reductions along the reduced dimension, which reassociates float
+    sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.
+    The result's ``module`` is the program it runs and ``trace`` the pass trace (IR and
+    decisions of every pass; None without passes)."""
     chosen = resolve_target(target)
     if chosen == "cuda":
         from . import cuda
@@ -45,8 +52,16 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
         return cuda.compile(module, fn=fn, arch=arch, pipeline=pipeline, **options)
     from . import cpu
 
+    if pipeline is None:
+        from transforms.pipelines import CPU_PIPELINE
+
+        pipeline = CPU_PIPELINE
+    trace = None
     if pipeline:
         from transforms import PassManager
 
-        module = PassManager.parse(pipeline).run(module)
-    return cpu.compile(module, fn=fn, **options)
+        pm = PassManager.parse(pipeline)
+        module, trace = pm.run(module), pm.trace
+    exe = cpu.compile(module, fn=fn, **options)
+    exe.trace = trace
+    return exe

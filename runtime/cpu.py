@@ -253,8 +253,11 @@ class CPUExecutable:
 
     Attributes: ``name`` (the IR function), ``abi`` (:class:`codegen.llvm.FunctionABI`),
     ``threads``, ``opt_level``, ``cache`` ("compiled", "memory" or "disk": how the code was
-    obtained), ``compile_seconds``, ``llvm_ir`` (the emitted LLVM IR text).
+    obtained), ``compile_seconds``, ``llvm_ir`` (the emitted LLVM IR text), ``module`` (the
+    IR compiled), ``trace`` (the pass trace when :func:`runtime.compile` ran passes first).
     """
+
+    trace = None
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
                  threads: int | None = None, fast_math: bool = False):

@@ -6,8 +6,10 @@
     k = runtime.cuda.compile(module, arch="sm_90")   # works without a GPU: k.source, k.image
     k(A, B, C)          # numpy arrays (copied in and back) or device arrays (CuPy, PyTorch): in place
 
-Steps (each visible on the result): the pass pipeline (default :data:`DEFAULT_PIPELINE`:
-``gpu-map``, which turns every top-level loop nest into a ``gpu.launch``) gives the mapped
+Steps (each visible on the result): the pass pipeline (default :data:`DEFAULT_PIPELINE`, the
+GPU pipeline of :mod:`transforms.pipelines`: fusion, ``gpu-schedule`` for contractions,
+``gpu-map`` for every other nest, so every top-level loop nest becomes a ``gpu.launch``;
+``pipeline="gpu-map"`` is the unoptimized mapping) gives the mapped
 module (``k.module``, its trace ``k.trace``); :func:`codegen.cuda.emit` prints CUDA C
 (``k.source``, one ``__global__`` kernel per launch, ``k.kernels``); :func:`runtime.nvrtc.
 compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host
@@ -26,13 +28,14 @@ from dataclasses import dataclass, field
 
 from affine_ir import FuncOp, ModuleOp, Operation, Value
 from affine_ir.types import MemRefType
+from transforms.pipelines import GPU_PIPELINE
 
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
 __all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile"]
 
-DEFAULT_PIPELINE = "gpu-map"
+DEFAULT_PIPELINE = GPU_PIPELINE
 DEFAULT_ARCH = "sm_90"
 
 
@@ -43,10 +46,15 @@ def _default_arch() -> str:
 
 
 def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None, pipeline: str | None = None,
-            ptx: bool = False, options: Sequence[str] = ()) -> CudaExecutable:
+            ptx: bool = False, options: Sequence[str] = (), contract: bool = True,
+            fast_math: bool = False) -> CudaExecutable:
     """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
-    GPU's own, else ``sm_90``). Works without a GPU. Raises :class:`CompileError` (with the
-    NVRTC log, options and numbered source) or :class:`transforms.TransformError`."""
+    GPU's own, else ``sm_90``). Works without a GPU. ``contract`` (default, as nvcc's
+    ``-fmad=true``) lets NVRTC fuse multiplies and adds into FMAs (each within half an ulp of
+    the separate operations; exact when they are, e.g. on small integer-valued data);
+    ``contract=False`` rounds every product, as the interpreter. ``fast_math``: see
+    :func:`codegen.cuda.emit`. Raises :class:`CompileError` (with the NVRTC log, options and
+    numbered source) or :class:`transforms.TransformError`."""
     from codegen import cuda as cuda_codegen
     from transforms import PassManager
 
@@ -57,7 +65,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     mapped = pm.run(module)
     func = entry_function(mapped, fn)
     try:
-        program = cuda_codegen.emit(mapped)  # checks the host functions too (EmitError naming the op)
+        program = cuda_codegen.emit(mapped, contract=contract, fast_math=fast_math)  # checks the host functions too
     except cuda_codegen.EmitError as e:
         raise CompileError(e.message, e.location) from None
     image = nvrtc.compile_cuda(program.source, arch, ptx=ptx, options=options, name=f"{func.sym_name}.cu")

@@ -15,7 +15,14 @@ from hypothesis import HealthCheck, given, settings
 import affine_ir as air
 import runtime
 from affine_ir.library import reference
-from affine_ir.testing import assert_equivalent, fusion_programs_with_inputs, programs_with_inputs, run
+from affine_ir.testing import (
+    LIBRARY_CASES,
+    assert_equivalent,
+    fusion_programs_with_inputs,
+    library_inputs,
+    programs_with_inputs,
+    run,
+)
 from runtime import LaunchError
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
@@ -24,41 +31,8 @@ GPU = runtime.gpu_available()
 L = air.library
 
 
-def _data(module, seed=0, symbol=5, dtype_map=None) -> list:
-    rng = np.random.default_rng(seed)
-    out = []
-    for a in module.functions[0].args:
-        t = a.type
-        if not hasattr(t, "shape"):
-            out.append(symbol)
-            continue
-        dims = tuple(symbol if d is None else d for d in t.shape)
-        dt = air.testing.numpy_dtype(t.element_type)
-        out.append((rng.integers(-3, 4, size=dims).astype(np.float32) / 4).astype(dt))
-    return out
-
-
-LIBRARY = {
-    "matmul": lambda: L.matmul(37, 50, 19),
-    "matmul_sym": lambda: L.matmul("M", 40, "K"),
-    "matmul_bf16": lambda: L.matmul(16, 24, 32, dtype="bf16"),
-    "matmul_f16": lambda: L.matmul(16, 24, 32, dtype="f16"),
-    "batch_matmul": lambda: L.batch_matmul(3, 8, 9, 10),
-    "conv2d": lambda: L.conv2d(2, 3, 9, 9, 4, 3, 3, stride=2, padding=1),
-    "conv2d_bias_relu": lambda: L.conv2d_bias_relu(1, 2, 6, 6, 3, 3, 3),
-    "depthwise": lambda: L.depthwise_conv2d(1, 3, 8, 8, 3, 3),
-    "max_pool": lambda: L.max_pool2d(1, 2, 8, 8, (2, 2), stride=2),
-    "avg_pool": lambda: L.avg_pool2d(1, 2, 8, 8, (3, 3)),
-    "softmax": lambda: L.softmax((33, 70)),
-    "softmax_f16": lambda: L.softmax((8, 40), dtype="f16"),
-    "layernorm": lambda: L.layernorm(9, 64),
-    "attention": lambda: L.attention(1, 2, 16, 8),
-    "attention_causal": lambda: L.attention(1, 1, 12, 8, causal=True),
-    "mlp": lambda: L.mlp(8, 16, 32),
-    "gelu": lambda: L.gelu((5, 300)),
-    "chain": lambda: L.elementwise_chain(["relu", "add", "exp", "mul"], (7, 45)),
-    "reduce": lambda: L.reduce("sum", (6, 70), 1),
-}
+_data = library_inputs
+LIBRARY = LIBRARY_CASES
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY))

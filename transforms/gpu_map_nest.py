@@ -27,7 +27,7 @@ from .errors import TransformError
 from .loop_utils import value_name
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan", "check_block_sizes",
-           "map_nest", "map_sequentially", "parallel_band", "plan_nest", "privatize_allocs"]
+           "map_nest", "map_sequentially", "new_launch", "parallel_band", "plan_nest", "privatize_allocs"]
 
 PASS = "gpu-map"
 
@@ -237,7 +237,8 @@ def parallel_band(op: Operation, is_host_value=None) -> tuple[list[BandDim], str
 
 
 # -- launches ---------------------------------------------------------------------------------------------------
-def _new_launch(host: HostPlan, anchor: Operation, grid: Sequence[Value], block: Sequence[int]) -> LaunchOp:
+def new_launch(host: HostPlan, anchor: Operation, grid: Sequence[Value], block: Sequence[int]) -> LaunchOp:
+    """A new empty ``gpu.launch`` (grid values, constant block sizes) before the top-level ``anchor``."""
     launch = LaunchOp(list(grid), [host.constant(b) for b in block], location=anchor.location)
     launch.body.append(TerminatorOp(location=anchor.location))
     anchor.parent.insert_before(anchor, launch)
@@ -249,7 +250,7 @@ def map_sequentially(ops: Sequence[Operation], reason: str = "", host: HostPlan 
     first one was. The caller makes sure nothing between them is needed elsewhere."""
     host = host or HostPlan(ops[0].parent)
     one = host.constant(1)
-    launch = _new_launch(host, ops[0], [one, one, one], (1, 1, 1))
+    launch = new_launch(host, ops[0], [one, one, one], (1, 1, 1))
     term = launch.body.ops[-1]
     for op in ops:
         op.detach()
@@ -379,7 +380,7 @@ def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | No
         grid_values.append(v)
         grid_text.append(value_name(v))
     one = host.constant(1)
-    launch = _new_launch(host, op, grid_values + [one] * (3 - n), block + [1] * (3 - n))
+    launch = new_launch(host, op, grid_values + [one] * (3 - n), block + [1] * (3 - n))
     term = launch.body.ops[-1]
     args = launch.body.args
     ivs, guards = [], []

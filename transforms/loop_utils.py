@@ -1,4 +1,4 @@
-"""Small helpers shared by the transforms: names for messages, bands, functions.
+"""Small helpers shared by the transforms: names for messages, bands, functions, subscripts.
 
 Nothing here changes the IR.
 """
@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from affine_ir import FuncOp, Operation, Value
+from affine_ir import AffineExpr, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine_apply import AffineApplyOp
+from affine_ir.dialects.arith import ConstantOp
 from analysis import perfect_band
 
-__all__ = ["all_loops", "at_location", "enclosing_function", "loop_name", "loops_text", "outermost_bands",
-           "top_level_loops", "value_name"]
+__all__ = ["access_subscripts", "all_loops", "at_location", "enclosing_function", "index_expr", "loop_name",
+           "loops_text", "outermost_bands", "top_level_loops", "value_name"]
 
 
 def value_name(v: Value) -> str:
@@ -66,3 +68,28 @@ def all_loops(root: Operation) -> Iterator[AffineForOp]:
     for op in root.walk():
         if isinstance(op, AffineForOp):
             yield op
+
+
+def index_expr(v: Value, leaves: list[Value]) -> AffineExpr:
+    """``v`` as an affine expression over ``leaves`` (dims; appended to when ``v`` reaches a new
+    value), through ``affine.apply`` ops and integer constants."""
+    owner = v.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, int) and not isinstance(owner.value, bool):
+        return AffineExpr.constant(int(owner.value))
+    if isinstance(owner, AffineApplyOp):
+        args = [index_expr(x, leaves) for x in owner.operands]
+        m = owner.map
+        return m.results[0].replace(args[: m.num_dims], args[m.num_dims:])
+    for k, x in enumerate(leaves):
+        if x is v:
+            return AffineExpr.dim(k)
+    leaves.append(v)
+    return AffineExpr.dim(len(leaves) - 1)
+
+
+def access_subscripts(op: Operation, leaves: list[Value]) -> tuple[AffineExpr, ...]:
+    """The subscripts of an affine access as expressions over ``leaves`` (see :func:`index_expr`):
+    ``A[%t]`` with ``%t = affine.apply (d0) -> (d0 + 1)(%i)`` gives ``(d0 + 1,)`` over ``[%i]``."""
+    args = [index_expr(v, leaves) for v in op.indices]
+    m = op.map
+    return tuple(e.replace(args[: m.num_dims], args[m.num_dims:]) for e in m.results)

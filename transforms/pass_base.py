@@ -57,6 +57,10 @@ PASS_MODULES: dict[str, str] = {
     "affine-parallelize": "parallelize",
     "affine-loop-fusion": "fuse",
     "gpu-map": "gpu_map",
+    "gpu-map-reductions": "gpu_reduce",
+    "affine-super-vectorize": "vectorize",
+    "cpu-schedule": "schedule_cpu",
+    "gpu-schedule": "schedule_gpu",
 }
 
 _REGISTRY: dict[str, type[Pass]] = {}

@@ -41,14 +41,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import analysis
-from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, OpResult, Value
+from affine_ir import AffineMap, FuncOp, Operation, OpResult, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
-from affine_ir.dialects.affine_apply import AffineApplyOp
-from affine_ir.dialects.arith import ConstantOp
 
 from .dce import write_only_allocations
 from .errors import TransformError
-from .loop_utils import at_location, enclosing_function, loop_name, value_name
+from .loop_utils import access_subscripts, at_location, enclosing_function, loop_name, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
@@ -66,28 +64,6 @@ def _no_record(kind: str, op: Operation, msg: str) -> None:
 
 
 # -- accesses ------------------------------------------------------------------------------------
-def _index_expr(v: Value, leaves: list[Value]) -> AffineExpr:
-    """``v`` as an affine expression over ``leaves`` (dims), through affine.apply and constants."""
-    owner = v.owner
-    if isinstance(owner, ConstantOp) and isinstance(owner.value, int):
-        return AffineExpr.constant(int(owner.value))
-    if isinstance(owner, AffineApplyOp):
-        args = [_index_expr(x, leaves) for x in owner.operands]
-        m = owner.map
-        return m.results[0].replace(args[: m.num_dims], args[m.num_dims:])
-    for k, x in enumerate(leaves):
-        if x is v:
-            return AffineExpr.dim(k)
-    leaves.append(v)
-    return AffineExpr.dim(len(leaves) - 1)
-
-
-def _subscripts(op: Operation, leaves: list[Value]) -> tuple[AffineExpr, ...]:
-    args = [_index_expr(v, leaves) for v in op.indices]
-    m = op.map
-    return tuple(e.replace(args[: m.num_dims], args[m.num_dims:]) for e in m.results)
-
-
 def same_element(a: Operation, b: Operation) -> bool:
     """Whether two affine accesses name the same element of the same memref whenever both run
     with the same values of the SSA values they use: the memref is the same value and the
@@ -97,7 +73,7 @@ def same_element(a: Operation, b: Operation) -> bool:
     if a.memref is not b.memref:
         return False
     leaves: list[Value] = []
-    return _subscripts(a, leaves) == _subscripts(b, leaves)
+    return access_subscripts(a, leaves) == access_subscripts(b, leaves)
 
 
 def _dominates(a: Operation, b: Operation) -> bool:
@@ -154,7 +130,7 @@ class _Facts:
             return False
         for op in (a, b):
             if id(op) not in self._subscripts:
-                self._subscripts[id(op)] = _subscripts(op, self._leaves)
+                self._subscripts[id(op)] = access_subscripts(op, self._leaves)
         return self._subscripts[id(a)] == self._subscripts[id(b)]
 
     def modelled(self, op: Operation):
@@ -356,7 +332,7 @@ def _composed_access(op: Operation) -> tuple[AffineMap, list[Value]]:
     """The subscripts of ``op`` as a map over the values they use once ``affine.apply`` ops are
     composed in (``%t = affine.apply (d0) -> (d0 + 1)(%i)``, ``A[%t]`` -> ``(d0) -> (d0 + 1)``, ``[%i]``)."""
     leaves: list[Value] = []
-    exprs = _subscripts(op, leaves)
+    exprs = access_subscripts(op, leaves)
     return AffineMap(len(leaves), 0, exprs), leaves
 
 

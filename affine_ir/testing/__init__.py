@@ -20,6 +20,8 @@ API
   differing index and both programs), :func:`program_features` (what a program contains).
 - :func:`trace_accesses`: every access a function executes (op, IVs, element, read/write)
   for concrete symbol values -- the brute-force oracle for analyses.
+- :data:`LIBRARY_CASES`, :data:`CPU_CASES`, :func:`library_inputs`: library ops at shapes and
+  dtypes to test backends on, and their inputs (:mod:`.library_cases`).
 - :data:`EXAMPLES`: fixed MLIR programs (matmul, producer/consumer, stencil, triangular...).
 - :func:`fusion_programs` (``SearchStrategy[ModuleOp]``), :func:`fusion_programs_with_inputs`:
   programs shaped for loop fusion (:mod:`.fusion_programs`): 2..6 nests communicating through
@@ -70,6 +72,7 @@ from __future__ import annotations
 from .checks import assert_equivalent, kernel_function, program_features, run
 from .examples import EXAMPLES
 from .fusion_programs import ACC_BOUND, fusion_features, fusion_programs, fusion_programs_with_inputs
+from .library_cases import CPU_CASES, LIBRARY_CASES, library_inputs, uses_inexact_ops
 from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE
 from .strategies import inputs, numpy_dtype, programs, programs_with_inputs
 from .trace import Access, TraceError, trace_accesses
@@ -79,4 +82,5 @@ __all__ = [
     "ACC_BOUND", "fusion_features", "fusion_programs", "fusion_programs_with_inputs",
     "ELEMENT_BOUND", "EXAMPLES", "SYMBOL_RANGE", "VALUE_RANGE", "assert_equivalent", "inputs", "kernel_function",
     "numpy_dtype", "program_features", "programs", "programs_with_inputs", "run",
+    "CPU_CASES", "LIBRARY_CASES", "library_inputs", "uses_inexact_ops",
 ]

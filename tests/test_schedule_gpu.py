@@ -1,0 +1,150 @@
+"""``gpu-schedule``: contractions as shared-memory tiled kernels with register tiles.
+
+On the interpreter's emulation of ``gpu.launch`` (every block and thread, barriers by phases),
+in both thread orders, the kernels compute exactly what the original nests compute (each sum
+keeps its order over ``k``); NVRTC compiles them with an empty log. With a GPU (``gpu``
+marker) they run against the interpreter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import affine_ir as air
+import runtime
+from affine_ir.interp.gpu import reversed_schedule
+from affine_ir.testing import library_inputs, run
+from analysis.targets import target
+from transforms import PassManager
+from transforms.schedule_gpu import TileConfig, choose_tiles, plan_contraction
+
+GPU = runtime.gpu_available()
+L = air.library
+
+
+def pipeline(options: str = "") -> str:
+    return f"canonicalize,affine-loop-fusion,affine-scalrep,canonicalize,gpu-schedule{options},gpu-map,canonicalize,cse"
+
+
+TRANSPOSED = """
+func.func @mmT(%A: memref<16x64xf32>, %B: memref<32x16xf32>, %C: memref<64x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 32 {
+      %r = affine.for %k = 0 to 16 iter_args(%acc = %z) -> (f32) {
+        %a = affine.load %A[%k, %i] : memref<16x64xf32>
+        %b = affine.load %B[%j, %k] : memref<32x16xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        affine.yield %s : f32
+      }
+      affine.store %r, %C[%i, %j] : memref<64x32xf32>
+    }
+  }
+  return
+}
+"""
+
+CASES = {
+    "matmul": (lambda: L.matmul(64, 64, 16), ""),
+    "matmul_k24": (lambda: L.matmul(128, 64, 24), ""),
+    "matmul_one_step": (lambda: L.matmul(32, 32, 8), ""),
+    "batch_matmul": (lambda: L.batch_matmul(2, 32, 64, 16), ""),
+    "mlp_gelu": (lambda: L.mlp(64, 32, 16, activation="gelu"), ""),
+    "matmul_bf16": (lambda: L.matmul(32, 32, 16, dtype="bf16"), ""),
+    "matmul_f16": (lambda: L.matmul(32, 64, 16, dtype="f16"), ""),
+    "transposed_operands": (lambda: air.parse(TRANSPOSED), ""),
+    "register_tile_8x8": (lambda: L.matmul(64, 64, 24), "{tile-sizes=64,64,8,8,8}"),
+    "register_tile_8x8_no_prefetch": (lambda: L.matmul(64, 64, 24), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
+    "block_128x128": (lambda: L.matmul(128, 128, 16), "{tile-sizes=128,128,8,8,8}"),
+    "block_128x64": (lambda: L.matmul(128, 64, 16), "{tile-sizes=128,64,8,8,4}"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_computes_what_the_nest_computes(name):
+    build, options = CASES[name]
+    m = build()
+    pm = PassManager.parse(pipeline(options))
+    out = pm.run(m)
+    applied = [d for d in pm.trace.decisions if d.pass_name == "gpu-schedule" and d.kind == "applied"]
+    assert len(applied) == 1, pm.trace.decisions
+    assert "workgroup" in str(out) and "gpu.barrier" in str(out)
+    for seed in range(2):
+        args = library_inputs(m, seed)
+        want = run(m, args)
+        for order in ("forward", "reversed"):
+            if order == "reversed":
+                with reversed_schedule():
+                    got = run(out, args)
+            else:
+                got = run(out, args)
+            for w, g in zip(want, got):
+                assert np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)), (name, order)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_compiles_with_nvrtc(name):
+    build, options = CASES[name]
+    k = runtime.compile(build(), target="cuda", arch="sm_90", pipeline=pipeline(options))
+    assert not k.image.log.strip(), k.image.log
+    assert "__shared__" in k.source and "__syncthreads();" in k.source
+
+
+def test_large_matmul_uses_16_byte_copies_and_padded_transposed_tiles():
+    k = runtime.compile(L.matmul(4096, 4096, 4096), target="cuda", arch="sm_90")
+    decisions = [d.message for d in k.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert decisions == ["contraction (4096x4096, k 4096) of (%i, %j) over (%k): block tile 128x128, k step 8, "
+                         "register tile 8x8, 16x16 threads, 2 operand(s) packed in shared memory"]
+    assert "__shared__ __align__(16) float A_shared[1056];" in k.source  # 8 x (128 + 4)
+    assert "reinterpret_cast<const air_v4f32*>(&B[" in k.source  # B copied by 16-byte loads
+
+
+def test_tile_choice_follows_the_multiprocessor_count():
+    h200 = target("h200")
+    assert choose_tiles((1, 4096, 4096, 4096), h200) == TileConfig(128, 128, 8, 8, 8)
+    assert choose_tiles((1, 1024, 1024, 1024), h200) == TileConfig(64, 64, 8, 4, 4)  # 256 blocks >= 132 SMs
+    assert choose_tiles((1, 32, 32, 8), h200) == TileConfig(32, 32, 8, 2, 2)  # the most blocks
+    assert choose_tiles((1, 30, 32, 8), h200) is None
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("func.func @f(%A: memref<8x8xf32>) {\n affine.for %i = 0 to 8 {\n affine.for %j = 0 to 8 {\n"
+     " %x = affine.load %A[%i, %j] : memref<8x8xf32>\n affine.store %x, %A[%j, %i] : memref<8x8xf32>\n }\n }\n"
+     " return\n}", "is not parallel"),
+    ("func.func @f(%A: memref<8xf32>) {\n affine.for %i = 0 to 8 {\n %c = arith.constant 1.0 : f32\n"
+     " affine.store %c, %A[%i] : memref<8xf32>\n }\n return\n}", "a band of 2 or 3 parallel loops"),
+])
+def test_other_nests_are_left_for_gpu_map(text, reason):
+    m = air.parse(text)
+    nest = [op for op in m.functions[0].body.ops if op.name == "affine.for"][0]
+    assert reason in plan_contraction(nest)
+    pm = PassManager.parse(pipeline())
+    out = pm.run(m)
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert notes and notes[0].startswith("left for gpu-map:"), notes
+    assert "gpu.launch" in str(out)
+
+
+def test_sizes_no_tile_divides_are_left_for_gpu_map():
+    pm = PassManager.parse(pipeline())
+    pm.run(L.matmul(37, 50, 19))
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert notes == ["left for gpu-map: no tile of 128x128x8, 128x64x8, 64x64x8, 32x32x8 divides the contraction "
+                     "(37x50, k 19)"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not GPU, reason="needs an NVIDIA GPU")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_on_the_gpu_matches_the_interpreter(name):
+    build, options = CASES[name]
+    m = build()
+    k = runtime.compile(m, target="cuda", pipeline=pipeline(options))
+    args = library_inputs(m, 3)
+    want = run(m, args)
+    got = [a.copy() for a in args]
+    k(*got)
+    for w, g in zip(want, got):  # exact: quarter-integer data, so fused multiply-adds round the same
+        assert np.array_equal(w.astype(np.float64), g.astype(np.float64)), name

@@ -1,0 +1,465 @@
+"""Row reductions on the GPU: one block per row, block reductions in shared memory (``gpu-map-reductions``).
+
+After fusion and scalar replacement, softmax, layer norm and row reductions are one nest per
+row: ``for rows { %m = for j iter_args(max); %s = for j iter_args(sum); for j { store } }``.
+``gpu-map`` would run each row in one thread. This pass (run before ``gpu-map``, which maps
+what it leaves) maps such a nest (see :mod:`.gpu_reduce_plan` for what it accepts) to one
+``gpu.launch`` with one block per row (grid = the row counts, computed on the host; the
+innermost row on x) and ``B`` threads per block (option ``block-size``, default 256, a power
+of two <= 1024, at most the power of two covering the longest constant row loop):
+
+- each row loop ``for j = lb to ub step s`` becomes the thread's share ``for j = lb + tid * s
+  to ub step B * s`` (same IV, same body);
+- a reduction starts from the combining op's identity in each thread; after the loop each
+  thread writes its partial to a workgroup buffer ``%<acc>_shared[tid]``, then a tree in a
+  fixed order (``gpu.barrier``; for ``s = B/2 .. 1``: ``affine.if tid < s: p[tid] = op(p[tid],
+  p[tid + s])``; ``gpu.barrier``) leaves the block's result in element 0, which every thread
+  reads and combines with the loop's initial value, once; that replaces the loop's result;
+  a memory reduction (``s[0] = s[0] + x``) is first carried in iter_args (the element read
+  before the loop by every thread, written after it as a row-level store);
+- ops between the row loops (``%mean = %sum / N``, ``rsqrt(%var + eps)``) run in every
+  thread; scratch buffers become thread-private (``memref.alloca``); a store at the row level
+  to other memory runs in thread 0 (``affine.if tid == 0``); a ``gpu.barrier`` separates two
+  row-level statements where threads could otherwise race on a memref (one writes what the
+  other reads or writes). Every barrier is at the top of the launch body: all threads reach it.
+
+Before / after (softmax row max, B = 256, one row loop of two shown)::
+
+    affine.for %i = 0 to 8 {                          gpu.launch blocks(%bx, ...) in (%gx = %c8, ...)
+      %0 = affine.for %j = 0 to 256                       threads(%tx, ...) in (%sx = %c256, ...) {
+          iter_args(%acc = %cst) -> (f32) {           %acc_shared = memref.alloc() : memref<256xf32, #gpu...>
+        %1 = affine.load %X[%i, %j]                    %i = affine.apply #map(%bx)
+        %2 = arith.maximumf %acc, %1 : f32             %0 = affine.for %j = %tx to 256 step 256
+        affine.yield %2 : f32                              iter_args(%acc = %cst_1) -> (f32) { ... }
+      }                                                affine.store %0, %acc_shared[%tx]
+      ...                                              gpu.barrier
+                                                       affine.if #set(%tx) { ... p[tx] = max(p[tx], p[tx + 128]) }
+                                                       gpu.barrier   ... (8 steps)
+                                                       %3 = affine.load %acc_shared[0]
+                                                       %4 = arith.maximumf %cst, %3 : f32   (uses of %0 -> %4)
+
+Float sums are reassociated (per-thread partials, then the tree): results differ from the
+sequential order by rounding (max/min and integer reductions are exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
+from affine_ir.core import Block, OpResult
+from affine_ir.dialects import arith
+from affine_ir.dialects.affine import (
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineLoadOp,
+    AffineParallelOp,
+    AffineStoreOp,
+    AffineYieldOp,
+)
+from affine_ir.dialects.arith import ConstantOp
+from affine_ir.dialects.gpu import BarrierOp, LaunchOp
+from affine_ir.dialects.memref import AllocaOp, AllocOp
+from affine_ir.types import WORKGROUP, MemRefType, memref
+
+from .errors import TransformError
+from .gpu_map import plan_function
+from .gpu_map_nest import AXES, HostPlan, host_value_checker, new_launch
+from .gpu_reduce_plan import (
+    DEFAULT_BLOCK_SIZE,
+    PASS,
+    RowPlan,
+    RowReduction,
+    block_size_for,
+    identity,
+    plan_row_reductions,
+    thread_per_row_reason,
+)
+from .loop_utils import access_subscripts, loop_name, value_name
+from .pass_base import Pass, PassContext, option, register_pass
+
+__all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row_reductions", "map_rows",
+           "plan_row_reductions", "thread_per_row_reason"]
+
+_READS = ("affine.load", "affine.vector_load", "memref.load")
+_WRITES = ("affine.store", "affine.vector_store", "memref.store")
+
+
+@dataclass
+class MappedRows:
+    """What :func:`map_rows` built: the launch, the rows (outermost first), the grid (x, y, z; an
+    int or the host value's name), the threads per block, the reductions (``"maximumf in loop 1
+    (%j)"``), the strided loops, the thread-private buffers, the row-level stores given to
+    thread 0 and the barriers added between racing statements."""
+
+    launch: LaunchOp
+    rows: list[str]
+    grid: tuple
+    block_size: int
+    reductions: list[str] = field(default_factory=list)
+    strided: list[str] = field(default_factory=list)
+    private: list[str] = field(default_factory=list)
+    thread0_stores: int = 0
+    barriers: int = 0
+
+    def describe(self) -> str:
+        """The decision as the pass records it."""
+        n = len(self.rows)
+        text = (f"mapped rows ({', '.join(self.rows)}) to blocks ({', '.join(reversed(AXES[:n]))}): grid "
+                f"({', '.join(map(str, self.grid))}), block ({self.block_size}, 1, 1); {len(self.strided)} row "
+                f"loop(s) strided over the threads ({', '.join(self.strided)}); block reductions: "
+                f"{', '.join(self.reductions)}")
+        if self.private:
+            text += f"; thread-private: {', '.join(self.private)}"
+        if self.thread0_stores:
+            text += f"; {self.thread0_stores} row-level store(s) in thread 0"
+        if self.barriers:
+            text += f"; {self.barriers} barrier(s) between row statements"
+        return text
+
+
+def map_row_reductions(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE) -> LaunchOp:
+    """Replace the top-level nest ``nest`` by one ``gpu.launch``: a block of ``block_size`` threads
+    (clamped, see :func:`block_size_for`) per row, block reductions in shared memory (module
+    docstring). Returns the launch.
+
+    Guarantees: every row runs once, in its own block; every iteration of a row loop runs once,
+    in one thread of that block; each reduction combines every element and the loop's initial
+    value exactly once (in another order: float sums are reassociated). Raises
+    :class:`TransformError` (IR unchanged) when the nest is not of that form (see
+    :func:`plan_row_reductions`)."""
+    return map_rows(nest, block_size).launch
+
+
+def map_rows(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE, host: HostPlan | None = None,
+             plan: RowPlan | None = None) -> MappedRows:
+    """:func:`map_row_reductions` with the details of what was built; ``host`` creates the grid
+    values (shared by the launches of one function), ``plan`` a plan made for ``nest``."""
+    host = host or HostPlan(nest.parent)
+    plan = plan or plan_row_reductions(nest, block_size, host.is_host_value)
+    return _Rewriter(plan, host).run()
+
+
+# -- the rewrite ---------------------------------------------------------------------------------------------------
+class _Rewriter:
+    def __init__(self, plan: RowPlan, host: HostPlan):
+        self.plan = plan
+        self.host = host
+        self.op = plan.op
+        self.b = plan.block_size
+        self.managed: set[int] = set()  # thread-private and partial buffers: no race between threads
+        self.allocs = 0  # buffers at the start of the launch body
+
+    def run(self) -> MappedRows:
+        plan, op, host = self.plan, self.op, self.host
+        grid, grid_text, lbs = self._grid()
+        one = host.constant(1)
+        launch = new_launch(host, op, grid + [one] * (3 - len(grid)), (self.b, 1, 1))
+        self.launch, self.body, self.tid = launch, launch.body, launch.body.args[3]
+        term = self.body.ops[-1]
+        private = self._privatize()
+        for k, (d, lbv) in enumerate(zip(plan.axes, lbs)):
+            lo = AffineExpr.symbol(len(d.operands)) if lbv is not None else d.lbs[0]
+            syms = d.operands + ([lbv] if lbv is not None else [])
+            iv = _apply(lo.shift(1, 0) + AffineExpr.dim(0) * d.step, [launch.body.args[k]], syms, d.iv.name_hint, op)
+            self.body.insert_before(term, iv.owner)
+            d.iv.replace_all_uses_with(iv)
+        for x in [x for x in plan.body.ops if not isinstance(x, AffineYieldOp)]:
+            x.detach()
+            self.body.insert_before(term, x)
+        op.erase()
+        reductions = []
+        for loop in plan.loops:
+            reds = [r for r in plan.reductions if r.loop is loop]
+            for r in reds:
+                if r.index is None:
+                    self._promote(r)
+            self._stride(loop)
+            if reds:
+                self._block_reduce(loop, reds)
+                k = plan.loops.index(loop) + 1
+                reductions += [f"{r.kind} in loop {k} ({loop_name(loop)})" for r in reds]
+        stores = self._thread0_stores()
+        barriers = self._separate_races()
+        self._rematerialize()
+        return MappedRows(launch, [d.name for d in plan.rows], tuple(grid_text + [1] * (3 - len(grid_text))), self.b,
+                          reductions, [loop_name(lp) for lp in plan.loops], private, stores, barriers)
+
+    # -- host side ---------------------------------------------------------------------------------------------
+    def _grid(self) -> tuple[list[Value], list, list[Value | None]]:
+        values, text, lbs = [], [], []
+        for d in self.plan.axes:
+            lbv = self.host.lower_bound(d, self.op) if len(d.lbs) > 1 else None
+            lbs.append(lbv)
+            t = d.trip_count
+            if t is not None:
+                values.append(self.host.constant(t))
+                text.append(t)
+                continue
+            lo = AffineExpr.symbol(len(d.operands)) if lbv is not None else d.lbs[0]
+            syms = d.operands + ([lbv] if lbv is not None else [])
+            v = self.host.index_value([(u - lo).ceildiv(d.step) for u in d.ubs], syms, self.op, "min",
+                                      f"{d.iv.name_hint or 'iv'}_grid")
+            values.append(v)
+            text.append(value_name(v))
+        return values, text, lbs
+
+    def _privatize(self) -> list[str]:
+        names = []
+        for k, a in enumerate(self.plan.scratch):
+            old = a.results[0]
+            t: MemRefType = old.type
+            new = AllocaOp(memref(t.shape, t.element_type), location=a.location, name_hint=old.name_hint)
+            self.body.insert(k, new)
+            self.allocs += 1
+            for use in list(old.uses):
+                if use.op.name == "memref.dealloc":
+                    use.op.erase()
+            old.replace_all_uses_with(new.results[0])
+            a.erase()
+            self.managed.add(id(new.results[0]))
+            names.append(value_name(new.results[0]))
+        return names
+
+    def _rematerialize(self) -> None:
+        """Clone into the launch the pure top-level ops it uses that are not host values (an
+        ``index_cast``/``sitofp`` of a size), as gpu-map does."""
+        top = self.launch.parent
+        is_host = host_value_checker(top)
+        needed: dict[int, Operation] = {}
+
+        def need(v: Value) -> None:
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.parent is top and owner.name not in (
+                    "arith.constant", "memref.alloc") and not is_host(v) and id(owner) not in needed:
+                needed[id(owner)] = owner
+                for w in owner.operands:
+                    need(w)
+
+        for x in self.launch.walk():
+            if x is not self.launch:
+                for v in x.operands:
+                    need(v)
+        mapping: dict[Value, Value] = {}
+        clones = [x.clone(mapping) for x in top.ops if id(x) in needed]
+        for k, c in enumerate(clones):
+            self.body.insert(k, c)
+        inside = {id(x) for x in self.launch.walk()}
+        for old, new in mapping.items():
+            for use in list(old.uses):
+                if id(use.op) in inside:
+                    use.op.set_operand(use.index, new)
+        for x in reversed([x for x in top.ops if id(x) in needed]):
+            if not any(r.uses for r in x.results):
+                x.erase()
+
+    # -- row loops ---------------------------------------------------------------------------------------------
+    def _promote(self, r: RowReduction) -> None:
+        """Carry the memory reduction ``r`` in a new iter_arg of its loop: the element is loaded
+        before the loop and stored after it (thread-private memory, or a row-level load and a
+        store in thread 0 that barriers separate from the other accesses)."""
+        loop, load, store = r.loop, r.load, r.store
+        block = loop.parent
+        leaves: list[Value] = []  # values from outside the loop (see the plan)
+        subscripts = access_subscripts(load, leaves)
+        element = AffineMap(len(leaves), 0, subscripts)
+        init = AffineLoadOp(load.memref, element, leaves, location=load.location, name_hint=load.result.name_hint)
+        block.insert_before(loop, init)
+        arg = loop.body.add_argument(load.result.type, load.result.name_hint or "acc")
+        load.result.replace_all_uses_with(arg)
+        load.erase()
+        loop.set_operands([*loop.operands, init.result])
+        term = loop.body.terminator
+        term.set_operands([*term.operands, store.value])
+        result = OpResult(init.result.type, loop, len(loop.results), None)
+        loop.results.append(result)
+        block.insert_after(loop, AffineStoreOp(result, store.memref, element, leaves, location=store.location))
+        store.erase()
+        r.index, r.load, r.store = len(loop.iter_args) - 1, None, None
+
+    def _stride(self, loop: AffineForOp) -> None:
+        """``for j = lb to ub step s`` -> ``for j = lb + tid * s to ub step B * s``."""
+        if self.b == 1:
+            return
+        lbm = loop.lower_bound_map
+        tid = AffineExpr.symbol(lbm.num_symbols)
+        new = AffineMap(lbm.num_dims, lbm.num_symbols + 1, tuple(e + tid * loop.step for e in lbm.results))
+        loop.set_bounds(new, [*loop.lower_bound_operands, self.tid], loop.upper_bound_map, loop.upper_bound_operands)
+        loop.attributes["step"] = loop.step * self.b
+
+    def _block_reduce(self, loop: AffineForOp, reds: list[RowReduction]) -> None:
+        block, tid, b = loop.parent, self.tid, self.b
+        first_init = len(loop.operands) - len(loop.inits)
+        anchor = block.ops[block.ops.index(loop) + 1]
+        shared, users, inits = [], [], []
+        for r in reds:
+            v0 = loop.inits[r.index]
+            ident = ConstantOp.of(identity(r.kind, r.type), r.type, location=loop.location)
+            block.insert_before(loop, ident)
+            loop.set_operand(first_init + r.index, ident.results[0])
+            partial = loop.results[r.index]
+            users.append(list(partial.uses))
+            inits.append(v0)
+            buf = AllocOp(memref((b,), r.type, WORKGROUP), location=loop.location,
+                          name_hint=f"{(r.name.lstrip('%').split('[')[0]) or 'red'}_shared")
+            self.body.insert(self.allocs, buf)
+            self.allocs += 1
+            self.managed.add(id(buf.results[0]))
+            shared.append(buf.results[0])
+            block.insert_before(anchor, _store(partial, buf.results[0], AffineExpr.dim(0), [tid], loop))
+        block.insert_before(anchor, BarrierOp(location=loop.location))
+        s = b // 2
+        while s >= 1:
+            guard = AffineIfOp(IntegerSet(1, 0, (AffineExpr.constant(s - 1) - AffineExpr.dim(0),), (False,)), [tid],
+                               location=loop.location)
+            then = guard.then_block
+            for r, buf in zip(reds, shared):
+                mine = _load(buf, AffineExpr.dim(0), [tid], loop)
+                other = _load(buf, AffineExpr.dim(0) + s, [tid], loop)
+                then.insert_before(then.terminator, mine.owner)
+                then.insert_before(then.terminator, other.owner)
+                c = _combine(r, mine, other, then, then.terminator, loop)
+                then.insert_before(then.terminator, _store(c, buf, AffineExpr.dim(0), [tid], loop))
+            block.insert_before(anchor, guard)
+            block.insert_before(anchor, BarrierOp(location=loop.location))
+            s //= 2
+        for r, buf, uses, v0 in zip(reds, shared, users, inits):
+            total = _load(buf, AffineExpr.constant(0), [], loop)
+            block.insert_before(anchor, total.owner)
+            res = _combine(r, v0, total, block, anchor, loop)
+            for use in uses:
+                use.op.set_operand(use.index, res)
+
+    # -- row-level statements -------------------------------------------------------------------------------------
+    def _thread0_stores(self) -> int:
+        count = 0
+        for x in list(self.body.ops):
+            if x.name in _WRITES and id(x.operands[1]) not in self.managed:
+                guard = AffineIfOp(IntegerSet(1, 0, (AffineExpr.dim(0),), (True,)), [self.tid], location=x.location)
+                self.body.insert_before(x, guard)
+                x.detach()
+                guard.then_block.insert_before(guard.then_block.terminator, x)
+                count += 1
+        return count
+
+    def _effects(self, op: Operation) -> tuple[set[int], set[int]]:
+        reads, writes = set(), set()
+        for x in op.walk():
+            for v in x.operands:
+                if not isinstance(v.type, MemRefType) or id(v) in self.managed or x.name in (
+                        "memref.dim", "memref.dealloc"):
+                    continue
+                if x.name in _READS:
+                    reads.add(id(v))
+                elif x.name in _WRITES and v is x.operands[1]:
+                    writes.add(id(v))
+                else:
+                    reads.add(id(v))
+                    writes.add(id(v))
+        return reads, writes
+
+    def _separate_races(self) -> int:
+        """Barriers between row-level statements that touch a memref other threads may write."""
+        count = 0
+        seen_r: set[int] = set()
+        seen_w: set[int] = set()
+        for x in list(self.body.ops):
+            if isinstance(x, BarrierOp):
+                seen_r, seen_w = set(), set()
+                continue
+            reads, writes = self._effects(x)
+            if writes & (seen_r | seen_w) or reads & seen_w:
+                self.body.insert_before(x, BarrierOp(location=x.location))
+                count += 1
+                seen_r, seen_w = set(), set()
+            seen_r |= reads
+            seen_w |= writes
+        return count
+
+
+# -- small builders ----------------------------------------------------------------------------------------------
+def _apply(expr: AffineExpr, dims: list[Value], syms: list[Value], name: str | None, at: Operation) -> Value:
+    used = sorted(expr.used_symbols())
+    e = expr.replace([AffineExpr.dim(k) for k in range(len(dims))],
+                     [AffineExpr.symbol(used.index(k)) if k in used else AffineExpr.constant(0)
+                      for k in range(len(syms))])
+    op = AffineApplyOp(AffineMap(len(dims), len(used), (e,)), [*dims, *(syms[k] for k in used)],
+                       location=at.location, name_hint=name)
+    return op.results[0]
+
+
+def _load(buf: Value, e: AffineExpr, dims: list[Value], at: Operation) -> Value:
+    return AffineLoadOp(buf, AffineMap(len(dims), 0, (e,)), dims, location=at.location).results[0]
+
+
+def _store(v: Value, buf: Value, e: AffineExpr, dims: list[Value], at: Operation) -> AffineStoreOp:
+    return AffineStoreOp(v, buf, AffineMap(len(dims), 0, (e,)), dims, location=at.location)
+
+
+def _combine(r: RowReduction, a: Value, b: Value, block: Block, anchor: Operation, at: Operation) -> Value:
+    """``op(a, b)`` (``truncf(op(extf a, extf b))`` for a widened chain), inserted before ``anchor``."""
+    ops: list[Operation] = []
+    if r.wide is not None:
+        a, b = (arith.OPS["extf"](x, r.wide, location=at.location) for x in (a, b))
+        ops += [a, b]
+        a, b = a.results[0], b.results[0]
+    c = arith.OPS[r.kind](a, b, location=at.location)
+    ops.append(c)
+    out = c.results[0]
+    if r.wide is not None:
+        t = arith.OPS["truncf"](out, r.type, location=at.location)
+        ops.append(t)
+        out = t.results[0]
+    for x in ops:
+        block.insert_before(anchor, x)
+    return out
+
+
+# -- the pass ------------------------------------------------------------------------------------------------------
+@register_pass
+@dataclass(frozen=True)
+class GpuMapReductions(Pass):
+    """Map nests of row reductions (softmax, layer norm, reductions along the last axis) to one
+    ``gpu.launch`` each: one block per row, the row loops strided over the block's threads,
+    block reductions in shared memory. Nests it does not take are left for ``gpu-map``."""
+
+    name = "gpu-map-reductions"
+    summary = "Map row reductions to one block per row with shared-memory block reductions"
+    block_size: int = option(DEFAULT_BLOCK_SIZE, "threads per block (a power of two <= 1024; smaller when every "
+                                                 "row loop is shorter)")
+
+    def __post_init__(self) -> None:
+        try:
+            block_size_for(self.block_size)
+        except TransformError as e:
+            raise ValueError(e.reason) from None
+
+    def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        if func.is_declaration:
+            return
+        try:
+            units = plan_function(func, PASS).units
+        except TransformError as e:
+            ctx.note(func, f"left for gpu-map: {e.reason}")
+            return
+        host = HostPlan(func.body)
+        for unit in units:
+            loops = [x for x in unit.ops if isinstance(x, (AffineForOp, AffineParallelOp))]
+            if not loops:
+                continue
+            op = loops[0]
+            if len(unit.ops) != 1 or unit.reason:
+                ctx.note(op, f"left for gpu-map: {unit.reason or 'it shares a launch with other statements'}")
+                continue
+            try:
+                plan = plan_row_reductions(op, self.block_size, host.is_host_value)
+            except TransformError as e:
+                ctx.note(op, f"left for gpu-map: {e.reason}")
+                continue
+            why = thread_per_row_reason(plan)
+            if why:
+                ctx.note(op, f"left for gpu-map: {why}")
+                continue
+            mapped = map_rows(op, self.block_size, host, plan)
+            ctx.applied(mapped.launch, mapped.describe())

@@ -1,0 +1,58 @@
+"""The default pass pipelines per target (stage S3), as pass-pipeline text.
+
+- :data:`GPU_PIPELINE`: fusion and scalar replacement as for the CPU, then ``gpu-schedule``
+  (contractions as shared-memory tiled kernels with register tiles), ``gpu-map-reductions``
+  (row reductions such as softmax and layer norm: a block per row, a tree reduction in
+  shared memory), then the other nests' innermost contiguous loops vectorized by 4 (16-byte
+  accesses per thread; the constants they broadcast hoisted out), then ``gpu-map`` (their
+  parallel loops to blocks x threads), then cleanups. :func:`gpu_pipeline`.
+- :data:`CPU_PIPELINE`: fusion (and scalar replacement of what fusion leaves in private
+  buffers and of reductions carried in memory), then ``cpu-schedule`` (cache tiles ranked by
+  the cost model, register tiles by unroll-and-jam, vectorization), then the outermost
+  parallel loop of each nest becomes an ``affine.parallel`` (run on threads by the CPU
+  runtime), then cleanups. :func:`cpu_pipeline` builds it with other options.
+
+Each pass keeps the program's meaning (exactly; ``cpu-schedule`` reassociates reductions it
+vectorizes along the reduced dimension unless ``vectorize_reductions=False``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["CPU_PIPELINE", "GPU_PIPELINE", "cpu_pipeline", "gpu_pipeline"]
+
+
+def cpu_pipeline(*, fuse: bool = True, vectorize_reductions: bool = True, threads: bool = True,
+                 vector_bits: int = 0) -> str:
+    """The CPU pipeline text: ``fuse`` runs loop fusion first; ``vectorize_reductions`` lets
+    ``cpu-schedule`` vectorize row reductions (reassociating them); ``threads`` marks the
+    outermost parallel loop of each nest ``affine.parallel``; ``vector_bits`` schedules for
+    SIMD registers of that width instead of the host's (0)."""
+    passes = ["canonicalize"]
+    if fuse:
+        passes += ["affine-loop-fusion"]
+    passes += ["affine-scalrep", "canonicalize"]
+    options = [] if vectorize_reductions else ["vectorize-reductions=false"]
+    options += [f"vector-bits={vector_bits}"] if vector_bits else []
+    passes += ["cpu-schedule" + ("{" + " ".join(options) + "}" if options else "")]
+    if threads:
+        passes += ["affine-parallelize{max-nested=1}"]
+    passes += ["canonicalize", "cse"]
+    return ",".join(passes)
+
+
+#: The default CPU pipeline (what ``runtime.compile(m, target="cpu")`` runs).
+CPU_PIPELINE = cpu_pipeline()
+
+
+def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
+    """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
+    sizes are chosen for."""
+    passes = ["canonicalize"] + (["affine-loop-fusion"] if fuse else []) + ["affine-scalrep", "canonicalize"]
+    passes += ["gpu-schedule" + ("" if target == "h200" else f"{{target={target}}}"), "gpu-map-reductions",
+               "affine-super-vectorize{virtual-vector-size=4}", "affine-loop-invariant-code-motion", "gpu-map",
+               "canonicalize", "cse"]
+    return ",".join(passes)
+
+
+#: The default GPU pipeline (what ``runtime.compile(m, target="cuda")`` runs).
+GPU_PIPELINE = gpu_pipeline()
