@@ -149,13 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     target = runtime.resolve_target("auto")
     t0 = time.perf_counter()
     exe = runtime.compile(module, target=target)
-    what = (f"gpu-map + CUDA C ({len(exe.kernels)} kernels) + NVRTC {exe.image.kind} for {exe.image.arch}"
+    what = (f"the GPU pipeline + CUDA C ({len(exe.kernels)} kernels) + NVRTC {exe.image.kind} for {exe.image.arch}"
             if target == "cuda" else "the CPU pipeline (fusion, cpu-schedule, threads) -> LLVM IR -> llvmlite JIT")
     _stage("compile", f"target {target}: {what}", t0)
-    if target == "cpu":
-        for d in exe.trace.decisions if not args.quiet else []:
-            if d.pass_name in ("affine-loop-fusion", "cpu-schedule", "affine-parallelize") and d.kind == "applied":
-                print(f"      {d.pass_name}: {d.message[:150]}")
+    shown = ("affine-loop-fusion", "cpu-schedule", "affine-parallelize", "gpu-schedule", "gpu-map-reductions",
+             "gpu-map")
+    for d in exe.trace.decisions if not args.quiet else []:
+        if d.pass_name in shown and d.kind == "applied":
+            print(f"      {d.pass_name}: {d.message[:150]}")
     t0 = time.perf_counter()
     Yr = np.zeros((M, N), dtype=X.dtype)
     exe(X, W, bias, Yr)

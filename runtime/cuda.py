@@ -23,6 +23,8 @@ device's limits (threads, shared memory, registers) before it is made.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,13 +49,15 @@ def _default_arch() -> str:
 
 def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None, pipeline: str | None = None,
             ptx: bool = False, options: Sequence[str] = (), contract: bool = True,
-            fast_math: bool = False) -> CudaExecutable:
+            fast_math: bool = True) -> CudaExecutable:
     """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
     GPU's own, else ``sm_90``). Works without a GPU. ``contract`` (default, as nvcc's
     ``-fmad=true``) lets NVRTC fuse multiplies and adds into FMAs (each within half an ulp of
     the separate operations; exact when they are, e.g. on small integer-valued data);
-    ``contract=False`` rounds every product, as the interpreter. ``fast_math``: see
-    :func:`codegen.cuda.emit`. Raises :class:`CompileError` (with the NVRTC log, options and
+    ``contract=False`` rounds every product, as the interpreter. ``fast_math`` (default) computes
+    f32 math functions in f32 (CUDA's ``expf``, ``tanhf``...: within 2 ulp, what PyTorch uses);
+    ``fast_math=False`` in double rounded once, equal to the interpreter (see
+    :func:`codegen.cuda.emit`); both with ``contract=False`` give the interpreter's results. Raises :class:`CompileError` (with the NVRTC log, options and
     numbered source) or :class:`transforms.TransformError`."""
     from codegen import cuda as cuda_codegen
     from transforms import PassManager
@@ -107,7 +111,22 @@ class CudaExecutable:
         return "struct __align__" in self.program.source
 
     def __call__(self, *args) -> None:
-        from . import cuda_arrays, cuda_driver
+        from . import cuda_driver
+
+        with self._prepared(args) as (values, prepared):
+            temporaries: list = []
+            try:
+                self._run_host(values, temporaries, cuda_driver)
+                cuda_driver.synchronize()
+            finally:
+                for t in temporaries:
+                    t.free()
+
+    @contextlib.contextmanager
+    def _prepared(self, args):
+        """The values of the function's arguments (device buffers for memrefs, checked), and the
+        prepared arguments (numpy arrays copied back on normal exit)."""
+        from . import cuda_arrays
 
         params = list(self.function.args)
         if len(args) != len(params):
@@ -124,13 +143,26 @@ class CudaExecutable:
                     raise LaunchError(f"argument #{k} ({_name(params[k])}) is not 16-byte aligned (a view with an "
                                       f"offset?): the kernels read it with 16-byte vector accesses; pass a copy")
                 values[params[k]] = _Buffer(dev.ptr, _dims(params[k].type, dev.dynamic_dims), dev)
-            temporaries: list = []
-            try:
-                self._run_host(values, temporaries, cuda_driver)
-                cuda_driver.synchronize()
-            finally:
-                for t in temporaries:
-                    t.free()
+            yield values, prepared
+
+    def bind(self, *args) -> BoundCall:
+        """A call with ``args`` prepared once: checks, host index arithmetic, temporaries and the
+        kernels' parameters are done now, and calling the result only launches the kernels on the
+        default stream, in order, without waiting (as a PyTorch op does). For device arrays
+        (PyTorch, CuPy, ``__cuda_array_interface__``) that must stay alive while it is used;
+        numpy arguments are copied in now and back on :meth:`BoundCall.close`, which also frees
+        the temporaries. Used to time the kernels alone."""
+        from . import cuda_driver
+
+        ctx = self._prepared(args)
+        values, _ = ctx.__enter__()
+        bound = BoundCall(ctx, [], [])
+        try:
+            self._run_host(values, bound.temporaries, _Recorder(cuda_driver, bound.launches))
+        except BaseException:
+            bound.close()
+            raise
+        return bound
 
     def _function(self, spec):
         from . import cuda_driver
@@ -210,3 +242,60 @@ def _evaluate(op: Operation, values: dict) -> int:
     if op.name == "affine.max":
         return max(results)
     return results[0]
+
+
+class _Recorder:
+    """Stands for :mod:`runtime.cuda_driver` in :meth:`CudaExecutable._run_host`: allocations
+    are real, launches are checked and packed but only recorded."""
+
+    def __init__(self, drv, launches: list):
+        self._drv = drv
+        self.DeviceBuffer = drv.DeviceBuffer
+        self._launches = launches
+
+    def launch(self, fn, grid, block, args, shared_bytes: int = 0) -> None:
+        from .cuda_launch import check_launch, pack_arguments
+
+        dev = self._drv.device(fn.module.ordinal)
+        grid, block = check_launch(dev, fn.attributes, grid, block, shared_bytes)
+        if 0 in grid:
+            return
+        if fn.static_shared_bytes + shared_bytes > dev.shared_per_block:
+            fn.ensure_dynamic_shared(shared_bytes)
+        params, keep = pack_arguments(args, fn.attributes.param_sizes, fn.name)
+        self._launches.append((fn, grid, block, int(shared_bytes), params, keep))
+
+
+class BoundCall:
+    """Launches prepared by :meth:`CudaExecutable.bind`; ``close()`` (or ``with``) releases them."""
+
+    def __init__(self, ctx, launches: list, temporaries: list):
+        self._ctx = ctx
+        self.launches = launches
+        self.temporaries = temporaries
+
+    def __call__(self) -> None:
+        from . import cuda_driver
+
+        drv = cuda_driver._drv()
+        stream = cuda_driver._stream(None)
+        if self.launches:
+            cuda_driver.activate(self.launches[0][0].module.ordinal)
+        for fn, grid, block, shared, params, _keep in self.launches:
+            (err,) = drv.cuLaunchKernel(fn.handle, *grid, *block, shared, stream, ctypes.addressof(params), 0)
+            if err != drv.CUresult.CUDA_SUCCESS:
+                raise LaunchError(f"kernel {fn.name}: the driver refused the launch: {err}")
+
+    def close(self) -> None:
+        for t in self.temporaries:
+            t.free()
+        self.temporaries = []
+        if self._ctx is not None:
+            ctx, self._ctx = self._ctx, None
+            ctx.__exit__(None, None, None)
+
+    def __enter__(self) -> BoundCall:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
