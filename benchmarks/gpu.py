@@ -416,7 +416,7 @@ def list_text(ws: Sequence[Workload], l2_bytes: int = DEFAULT_L2_BYTES) -> str:
 # -- compiling and running (torch and a GPU from here on) --------------------------------------------
 
 def compile_ours(module: air.ModuleOp, pipeline: str | None = None, arch: str | None = None,
-                 fast_math: bool = False):
+                 fast_math: bool | None = None):
     """(executable, total seconds, pass seconds) of ``runtime.compile(module, target="cuda")`` with
     the kernel caches off: the NVRTC memory cache cleared and an empty disk cache directory. Raises
     RuntimeError if NVRTC was not actually run (a cache hit)."""
@@ -430,7 +430,8 @@ def compile_ours(module: air.ModuleOp, pipeline: str | None = None, arch: str | 
         before = nvrtc.cache_info()["compiles"]
         try:
             t0 = time.perf_counter()
-            exe = runtime.compile(module, target="cuda", pipeline=pipeline, arch=arch, fast_math=fast_math)
+            options = {} if fast_math is None else {"fast_math": fast_math}
+            exe = runtime.compile(module, target="cuda", pipeline=pipeline, arch=arch, **options)
             total = time.perf_counter() - t0
         finally:
             if old is None:
@@ -463,7 +464,7 @@ def _make_sets(torch, w: Workload, copies: int, seed: int) -> list[list]:
 
 
 def run_workload(torch, w: Workload, *, repeat: int, warmup: int, l2_bytes: int, pipeline: str | None,
-                 seed: int = 0, compile_mode: str | None = None, fast_math: bool = False) -> Result:
+                 seed: int = 0, compile_mode: str | None = None, fast_math: bool | None = None) -> Result:
     """Compile, check and time ``w`` (see the module docstring); failures end up in ``Result.error``."""
     r = Result(w, copies=rotation_copies(w.set_bytes, l2_bytes))
     try:
@@ -583,7 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="run the workloads whose key or name contains this text")
     ap.add_argument("--pipeline", help="our pass pipeline (default: runtime.cuda's)")
     ap.add_argument("--compile-mode", help="torch.compile mode (default: its default)")
-    ap.add_argument("--fast-math", action="store_true", help="compile ours with fast_math (f32 math functions)")
+    ap.add_argument("--exact-math", action="store_true", help="compile ours with fast_math=False (math functions in "
+                                                              "double, rounded once: the interpreter's results)")
     ap.add_argument("--l2-mb", type=float, help="L2 bytes for rotation, in MB (default: the device's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true", help="list the workloads and exit (no GPU needed)")
@@ -616,8 +618,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = _versions(torch)
     if args.pipeline:
         meta["Ours"] = f"`runtime.compile(m, target=\"cuda\", pipeline=...)`, pipeline `{args.pipeline}`"
-    if args.fast_math:
-        meta["Ours"] = meta.get("Ours", "`runtime.compile(m, target=\"cuda\")`") + ", fast_math=True"
+    if args.exact_math:
+        meta["Ours"] = meta.get("Ours", "`runtime.compile(m, target=\"cuda\")`") + ", fast_math=False"
     meta["Method"] = (f"median of {args.repeat} CUDA-event timings of one call after {args.warmup} warm-up calls "
                       f"(ours: the kernel launches of `exe.bind(*args)`, arguments prepared once, as a torch op); "
                       f"inputs rotated over enough copies to exceed 2x L2 ({l2 / 2**20:.0f} MiB); TF32 off, "
@@ -629,7 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for w in chosen:
         r = run_workload(torch, w, repeat=args.repeat, warmup=args.warmup, l2_bytes=l2, pipeline=args.pipeline,
-                         seed=args.seed, compile_mode=args.compile_mode, fast_math=args.fast_math)
+                         seed=args.seed, compile_mode=args.compile_mode,
+                         fast_math=False if args.exact_math else None)
         results.append(r)
         print(table_row(r), flush=True)
     table = markdown_table(results)

@@ -14,7 +14,7 @@ Guarantees
   rank and static dims of the type (``?`` dims are taken from the array); scalars are Python
   or numpy numbers that fit the type. Results come back as the interpreter returns them.
 - The result equals the interpreter's (``affine_ir.interpret``) except where
-  :mod:`codegen.llvm` documents a difference (traps, libm, unchecked accesses) and for
+  :mod:`codegen.llvm` documents a difference (traps, math functions, unchecked accesses) and for
   float reductions of ``affine.parallel`` loops split over threads (see below).
 - Arrays passed for two memref arguments may overlap: the call then uses code compiled
   without ``noalias`` (compiled on first need).

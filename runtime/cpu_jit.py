@@ -22,7 +22,7 @@ import llvmlite.binding as llvm
 _lock = threading.RLock()
 _ready = False
 _machines: dict[int, llvm.TargetMachine] = {}
-CACHE_FORMAT = "cpu-v1"
+CACHE_FORMAT = "cpu-v2"  # bumped when the generated code changes for the same IR (v2: inline math)
 
 
 def _init() -> None:

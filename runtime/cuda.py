@@ -57,8 +57,9 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     ``contract=False`` rounds every product, as the interpreter. ``fast_math`` (default) computes
     f32 math functions in f32 (CUDA's ``expf``, ``tanhf``...: within 2 ulp, what PyTorch uses);
     ``fast_math=False`` in double rounded once, equal to the interpreter (see
-    :func:`codegen.cuda.emit`); both with ``contract=False`` give the interpreter's results. Raises :class:`CompileError` (with the NVRTC log, options and
-    numbered source) or :class:`transforms.TransformError`."""
+    :func:`codegen.cuda.emit`); both with ``contract=False`` give the interpreter's results.
+    Raises :class:`CompileError` (with the NVRTC log, options and numbered source) or
+    :class:`transforms.TransformError`."""
     from codegen import cuda as cuda_codegen
     from transforms import PassManager
 

@@ -335,7 +335,7 @@ def _run_fake(monkeypatch, exe, workload, compile_fails=False, repeat=3, warmup=
         return [2.0, 1.0, 3.0][:repeat]
 
     monkeypatch.setattr(runtime.cuda_driver, "time_all_ms", time_all_ms)
-    monkeypatch.setattr(gb, "compile_ours", lambda module, pipeline=None, fast_math=False: (exe, 0.3, 0.1))
+    monkeypatch.setattr(gb, "compile_ours", lambda module, pipeline=None, fast_math=None: (exe, 0.3, 0.1))
     r = gb.run_workload(_fake_torch(compile_fails), workload, repeat=repeat, warmup=warmup, l2_bytes=10**5,
                         pipeline=None)
     return r, calls

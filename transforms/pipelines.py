@@ -1,11 +1,12 @@
 """The default pass pipelines per target (stage S3), as pass-pipeline text.
 
 - :data:`GPU_PIPELINE`: fusion and scalar replacement as for the CPU, then ``gpu-schedule``
-  (contractions as shared-memory tiled kernels with register tiles), ``gpu-map-reductions``
-  (row reductions such as softmax and layer norm: a block per row, a tree reduction in
-  shared memory), then the other nests' innermost contiguous loops vectorized by 4 (16-byte
-  accesses per thread; the constants they broadcast hoisted out), then ``gpu-map`` (their
-  parallel loops to blocks x threads), then cleanups. :func:`gpu_pipeline`.
+  (contractions as shared-memory tiled kernels with register tiles), then the other nests'
+  innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
+  broadcast hoisted out), ``gpu-map-reductions`` (row reductions such as softmax and layer
+  norm: a block per row, the row loops strided over its threads, a tree reduction in shared
+  memory), then ``gpu-map`` (the parallel loops of the rest to blocks x threads), then
+  cleanups. :func:`gpu_pipeline`.
 - :data:`CPU_PIPELINE`: fusion (and scalar replacement of what fusion leaves in private
   buffers and of reductions carried in memory), then ``cpu-schedule`` (cache tiles ranked by
   the cost model, register tiles by unroll-and-jam, vectorization), then the outermost
@@ -48,9 +49,9 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for."""
     passes = ["canonicalize"] + (["affine-loop-fusion"] if fuse else []) + ["affine-scalrep", "canonicalize"]
-    passes += ["gpu-schedule" + ("" if target == "h200" else f"{{target={target}}}"), "gpu-map-reductions",
-               "affine-super-vectorize{virtual-vector-size=4}", "affine-loop-invariant-code-motion", "gpu-map",
-               "canonicalize", "cse"]
+    passes += ["gpu-schedule" + ("" if target == "h200" else f"{{target={target}}}"),
+               "affine-super-vectorize{virtual-vector-size=4}", "affine-loop-invariant-code-motion",
+               "gpu-map-reductions", "gpu-map", "canonicalize", "cse"]
     return ",".join(passes)
 
 

@@ -28,7 +28,9 @@ Semantics
 What the reference interpreter computes, with these documented differences: integer
 division/remainder by zero, ``INT_MIN / -1``, oversized shifts and out-of-range
 ``fptosi/fptoui`` give defined values instead of an error (see :mod:`.arith`); math
-functions go through libm in double (see :mod:`.mathops`); accesses are not
+functions of 32/16-bit floats are inline double-precision polynomials rounded once (equal to
+the interpreter but for values within 2**-50 of a rounding midpoint), the rest go through
+libm in double (see :mod:`.mathops`, :mod:`.vector_math`); accesses are not
 bounds-checked; a deallocated buffer is not detected. Index arithmetic
 (``floordiv``/``ceildiv``/``mod``) has floor semantics for negative operands, exactly as
 ``AffineExpr.evaluate``. No fast-math unless ``emit(..., fast_math=True)``.

@@ -1,11 +1,15 @@
 """``math`` and ``vector`` ops.
 
-Math functions of f32/f16/bf16 values are computed in double through libm (``llvm.exp``
-etc. where LLVM has an intrinsic; ``erf`` and ``tanh`` as libm calls resolved when the
-code is loaded) and rounded once to the type -- what the interpreter does, so results
-agree with it except where libm and Python's ``math`` differ (they call the same libm on
-the platforms we know). With ``fast_math=True`` f32 math calls the float functions
-directly (``expf`` ...), faster and within an ulp or two. ``sqrt``, ``absf``, ``floor``,
+Math functions of f32/f16/bf16 values are computed in double and rounded once to the type,
+what the interpreter does: ``exp``, ``exp2``, ``log``, ``log2``, ``tanh`` and ``erf`` as
+inline branch-free polynomials (:mod:`.vector_math`: relative error below 2**-50, so the
+result equals the interpreter's except when the exact value lies within ~2**-50 of a
+rounding midpoint of the type; loops with them vectorize), the others through libm
+(``llvm.sin`` etc. where LLVM has an intrinsic, otherwise libm calls resolved when the
+code is loaded; Python's ``math`` calls the same libm on the platforms we know). f64 math
+stays on libm. With ``fast_math=True`` f32 math is computed in f32: the six functions by
+the f32 polynomials of :mod:`.vector_math` (within 2 ulp), the others by the float libm
+functions (``sinf`` ...), within an ulp or two. ``sqrt``, ``absf``, ``floor``,
 ``ceil`` and ``fma`` (f32/f64) are exact in either mode; ``fma`` of f16/bf16 is computed
 in double and rounded (a product of 16-bit floats is exact in double).
 ``vector.reduction`` combines the lanes left to right starting with the first lane, with
@@ -22,6 +26,8 @@ from .arith import binary_op, fm
 from .emitter import FunctionEmitter, handler
 from .types import F32, F64, I32, float_format, reg_type, round_f64_to, same_type_intrinsic, splat
 from .types import with_element as _with
+from .vector_math import FUNCTIONS as INLINE
+from .vector_math import emit_math
 
 INTRINSIC = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2", "sin": "llvm.sin",
              "cos": "llvm.cos", "sqrt": "llvm.sqrt", "powf": "llvm.pow"}
@@ -76,12 +82,15 @@ def _math(em: FunctionEmitter, op) -> None:
         em.set(op.results[0], _call_math(em, name, args, F64))
         return
     if em.options.fast_math and fmt == "f32" and name != "fma":
-        em.set(op.results[0], _call_math(em, name, args, F32))
+        fast = emit_math(b, name, args[0]) if name in INLINE else _call_math(em, name, args, F32)
+        em.set(op.results[0], fast)
         return
     wide = [b.fpext(a, _with(a.type, F64)) for a in args]
     if name == "fma":
         fn = same_type_intrinsic(em.module, "llvm.fma", wide[0].type, 3)
         r = b.call(fn, wide)
+    elif name in INLINE:  # the argument is an f32 (or 16-bit) value: what the inline kind needs
+        r = emit_math(b, name, wide[0])
     else:
         r = _call_math(em, name, wide, F64)
     em.set(op.results[0], round_f64_to(b, r, fmt))
