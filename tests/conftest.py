@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -19,3 +20,16 @@ settings.register_profile("explore", deadline=None, suppress_health_check=[Healt
                           derandomize=False, print_blob=True)
 settings.register_profile("ci", parent=settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(scope="module")
+def isolated_cpu_cache(tmp_path_factory):
+    """Point the CPU backend's disk cache (``$AFFINE_IR_CACHE``) at a fresh directory for one
+    test module, so compiles and cache hits are the module's own; restored afterwards."""
+    old = os.environ.get("AFFINE_IR_CACHE")
+    os.environ["AFFINE_IR_CACHE"] = str(tmp_path_factory.mktemp("cpu-cache"))
+    yield
+    if old is None:
+        os.environ.pop("AFFINE_IR_CACHE", None)
+    else:
+        os.environ["AFFINE_IR_CACHE"] = old

@@ -10,8 +10,6 @@ LLVM) against the reference interpreter, and what ``cpu-schedule`` decides.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -39,14 +37,8 @@ TOLERANCE = {"float32": 2e-6, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("AFFINE_IR_CACHE")
-    os.environ["AFFINE_IR_CACHE"] = str(tmp_path_factory.mktemp("cpu-pipeline-cache"))
-    yield
-    if old is None:
-        os.environ.pop("AFFINE_IR_CACHE", None)
-    else:
-        os.environ["AFFINE_IR_CACHE"] = old
+def _cache_dir(isolated_cpu_cache):
+    """Each module compiles into its own cache directory (see conftest)."""
 
 
 def _compare(want: list, got: list, exact: bool, what: str) -> None:

@@ -27,14 +27,8 @@ PARALLELIZE = transforms.PassManager.parse("affine-parallelize{parallel-reductio
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("AFFINE_IR_CACHE")
-    os.environ["AFFINE_IR_CACHE"] = str(tmp_path_factory.mktemp("cpu-cache"))
-    yield
-    if old is None:
-        os.environ.pop("AFFINE_IR_CACHE", None)
-    else:
-        os.environ["AFFINE_IR_CACHE"] = old
+def _cache_dir(isolated_cpu_cache):
+    """Each module compiles into its own cache directory (see conftest)."""
 
 
 def merged(modules: list[ModuleOp]) -> ModuleOp:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 
 import ml_dtypes
 import numpy as np
@@ -42,14 +41,8 @@ DENSE = {"exp": (-105.0, 90.0), "exp2": (-152.0, 130.0), "log": (0.25, 4.0), "lo
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("AFFINE_IR_CACHE")
-    os.environ["AFFINE_IR_CACHE"] = str(tmp_path_factory.mktemp("cpu-cache"))
-    yield
-    if old is None:
-        os.environ.pop("AFFINE_IR_CACHE", None)
-    else:
-        os.environ["AFFINE_IR_CACHE"] = old
+def _cache_dir(isolated_cpu_cache):
+    """Each module compiles into its own cache directory (see conftest)."""
 
 
 def _loop(fn: str, dtype: str = "f32", lanes: int | None = None) -> air.ModuleOp:

@@ -3,7 +3,6 @@ random programs (interpreter, exact), every library op (interpreter and the CPU 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections import Counter
@@ -30,14 +29,8 @@ SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("AFFINE_IR_CACHE")
-    os.environ["AFFINE_IR_CACHE"] = str(tmp_path_factory.mktemp("cpu-cache"))
-    yield
-    if old is None:
-        os.environ.pop("AFFINE_IR_CACHE", None)
-    else:
-        os.environ["AFFINE_IR_CACHE"] = old
+def _cache_dir(isolated_cpu_cache):
+    """Each module compiles into its own cache directory (see conftest)."""
 
 
 def fors(op) -> list[AffineForOp]:
