@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         target = resolve_target(args.target)
         t0 = time.perf_counter()
         exe = compile(module, target, fn=args.fn)
-        what = (f"gpu-map + CUDA C ({len(exe.kernels)} kernels, {len(exe.source.splitlines())} lines) + NVRTC "
-                f"{exe.image.kind} for {exe.image.arch}" if target == "cuda" else "LLVM IR + llvmlite JIT")
+        what = (f"the GPU pipeline + CUDA C ({len(exe.kernels)} kernels, {len(exe.source.splitlines())} lines) + "
+                f"NVRTC {exe.image.kind} for {exe.image.arch}" if target == "cuda"
+                else "the CPU pipeline + LLVM IR + llvmlite JIT")
         _stage("compile", f"target {target}: {what}", t0)
         func = exe.function if target == "cuda" else module.functions[0] if args.fn is None else \
             next(f for f in module.functions if f.sym_name == args.fn)

@@ -234,4 +234,4 @@ def test_affine_run_cuda_without_gpu_is_a_clear_error():
         pytest.skip("a GPU is usable here")
     r = _affine_run("--op", "relu:8,8", "--target", "cuda")
     assert r.returncode == 1 and "no usable GPU" in r.stderr
-    assert "[compile ] target cuda: gpu-map + CUDA C (1 kernels" in r.stdout
+    assert "[compile ] target cuda: the GPU pipeline + CUDA C (1 kernels" in r.stdout

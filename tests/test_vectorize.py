@@ -591,3 +591,27 @@ def test_pass_finds_loops_inside_affine_parallel():
     assert [op.name for op in func.body.ops][1:3] == ["affine.parallel", "affine.parallel"]
     assert count(out, AffineVectorStoreOp) == 2  # one per nest
     assert_equivalent(m, out, args)
+
+
+def test_vectorized_sum_of_negative_zeros_keeps_the_sign():
+    """The lanes of a vectorized addf reduction start at -0.0 (the identity), not +0.0: a sum of
+    -0.0 from an init of -0.0 stays -0.0, as in the sequential loop."""
+    m = air.parse("""
+    func.func @rowsum(%X: memref<4x64xf32>, %S: memref<4xf32>) {
+      %z = arith.constant -0.0 : f32
+      affine.for %i = 0 to 4 {
+        %r = affine.for %j = 0 to 64 iter_args(%acc = %z) -> (f32) {
+          %x = affine.load %X[%i, %j] : memref<4x64xf32>
+          %s = arith.addf %acc, %x : f32
+          affine.yield %s : f32
+        }
+        affine.store %r, %S[%i] : memref<4xf32>
+      }
+      return
+    }""")
+    loop = [op for op in m.functions[0].walk() if op.name == "affine.for"][1]
+    vectorize_loop(loop, 16, reductions=True)
+    X = np.full((4, 64), -0.0, np.float32)
+    S = np.zeros(4, np.float32)
+    air.interpret(m, X, S)
+    assert np.all(np.signbit(S)), S

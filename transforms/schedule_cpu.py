@@ -37,7 +37,7 @@ from typing import ClassVar
 
 import analysis
 from affine_ir import FuncOp, Operation
-from affine_ir.dialects.affine import AffineForOp, AffineYieldOp, _AccessOp
+from affine_ir.dialects.affine import AffineForOp, _AccessOp
 from affine_ir.types import FloatType, IntegerType, MemRefType
 from analysis.loops import perfect_band
 from analysis.targets import CPUTarget, host_cpu
@@ -254,9 +254,9 @@ def _leaf_loops(nest: AffineForOp) -> list[AffineForOp]:
 
 
 def _contiguous_innermost(band: list[AffineForOp], ctx: PassContext) -> None:
-    """Permute a perfect band so that the loop with the most contiguous accesses is innermost."""
-    if len(band) < 2 or any(not isinstance(o, (AffineYieldOp,)) and isinstance(o, AffineForOp)
-                            for o in band[-1].body.ops):
+    """Permute a perfect band whose innermost body holds statements only so that the loop with
+    the most contiguous accesses is innermost (when legal; a refusal is recorded)."""
+    if len(band) < 2 or any(isinstance(o, AffineForOp) for o in band[-1].body.ops):
         return
     accesses = _accesses(band[-1])
     score = [sum(_contiguous(a, lp) for a in accesses) for lp in band]

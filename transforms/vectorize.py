@@ -213,7 +213,8 @@ class _Rewriter:
 def _identity(kind: str, t) -> float | int:
     """The identity of the combining op ``kind`` on elements of type ``t``."""
     if isinstance(t, FloatType):
-        return {"addf": 0.0, "mulf": 1.0, "maximumf": float("-inf"), "minimumf": float("inf")}[kind]
+        # -0.0: x + -0.0 is x for every x, -0.0 included (+0.0 would turn a sum of -0.0 into +0.0)
+        return {"addf": -0.0, "mulf": 1.0, "maximumf": float("-inf"), "minimumf": float("inf")}[kind]
     bits = t.width
     return {"addi": 0, "muli": 1, "andi": -1, "ori": 0, "xori": 0, "maxsi": -(1 << (bits - 1)),
             "minsi": (1 << (bits - 1)) - 1}[kind]

@@ -194,7 +194,7 @@ func.func @rowsum(%A: memref<4x32xf32>, %R: memref<4xf32>) {
 // RED-LABEL: func.func @rowsum(%A: memref<4x32xf32>, %R: memref<4xf32>) {
 // RED-NEXT: affine.for %i = 0 to 4 {
 // RED-NEXT: %init = affine.load %R[%i] : memref<4xf32>
-// RED-NEXT: %cst = arith.constant dense<0.000000e+00> : vector<8xf32>
+// RED-NEXT: %cst = arith.constant dense<-0.000000e+00> : vector<8xf32>
 // RED-NEXT: %sum = affine.for %j = 0 to 32 step 8 iter_args(%acc = %cst) -> (vector<8xf32>) {
 // RED-NEXT: %a = affine.vector_load %A[%i, %j] : memref<4x32xf32>, vector<8xf32>
 // RED-NEXT: %t = arith.addf %acc, %a : vector<8xf32>
