@@ -59,6 +59,13 @@ CASES = {
     "register_tile_8x8_no_prefetch": (lambda: L.matmul(64, 64, 24), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
     "block_128x128": (lambda: L.matmul(128, 128, 16), "{tile-sizes=128,128,8,8,8}"),
     "block_128x64": (lambda: L.matmul(128, 64, 16), "{tile-sizes=128,64,8,8,4}"),
+    "partial_tiles": (lambda: L.matmul(37, 50, 19), ""),
+    "partial_tiles_no_prefetch": (lambda: L.matmul(37, 50, 19), "{prefetch=false}"),
+    "partial_mlp": (lambda: L.mlp(33, 20, 9, activation="gelu"), ""),
+    "partial_bf16": (lambda: L.matmul(17, 24, 32, dtype="bf16"), ""),
+    "partial_8x8": (lambda: L.matmul(70, 66, 21), "{tile-sizes=64,64,8,8,8}"),
+    "partial_8x8_no_prefetch": (lambda: L.matmul(70, 66, 21), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
+    "partial_batch": (lambda: L.batch_matmul(2, 9, 10, 11), ""),
 }
 
 
@@ -106,7 +113,8 @@ def test_tile_choice_follows_the_multiprocessor_count():
     assert choose_tiles((1, 4096, 4096, 4096), h200) == TileConfig(128, 128, 8, 8, 8)
     assert choose_tiles((1, 1024, 1024, 1024), h200) == TileConfig(64, 64, 8, 4, 4)  # 256 blocks >= 132 SMs
     assert choose_tiles((1, 32, 32, 8), h200) == TileConfig(32, 32, 8, 2, 2)  # the most blocks
-    assert choose_tiles((1, 30, 32, 8), h200) is None
+    assert choose_tiles((1, 30, 32, 8), h200) == TileConfig(32, 32, 8, 2, 2)  # partial: the least padding
+    assert choose_tiles((1, 1000, 1000, 1000), h200) == TileConfig(64, 64, 8, 4, 4)  # 256 partial blocks
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -127,12 +135,32 @@ def test_other_nests_are_left_for_gpu_map(text, reason):
     assert "gpu.launch" in str(out)
 
 
-def test_sizes_no_tile_divides_are_left_for_gpu_map():
+ACCUMULATE = """
+func.func @acc(%A: memref<37x19xf32>, %B: memref<19x50xf32>, %C: memref<37x50xf32>) {
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 50 {
+      %c = affine.load %C[%i, %j] : memref<37x50xf32>
+      %r = affine.for %k = 0 to 19 iter_args(%acc = %c) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<37x19xf32>
+        %b = affine.load %B[%k, %j] : memref<19x50xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        affine.yield %s : f32
+      }
+      affine.store %r, %C[%i, %j] : memref<37x50xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_partial_tiles_with_initial_values_from_memory_are_left_for_gpu_map():
     pm = PassManager.parse(pipeline())
-    pm.run(L.matmul(37, 50, 19))
+    pm.run(air.parse(ACCUMULATE))
     notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
-    assert notes == ["left for gpu-map: no tile of 128x128x8, 128x64x8, 64x64x8, 32x32x8 divides the contraction "
-                     "(37x50, k 19)"]
+    assert notes == ["left for gpu-map: partial 32x32 tiles of the contraction (37x50, k 19) would compute its "
+                     "initial values past the sizes, and they access memory"], notes
 
 
 @pytest.mark.gpu

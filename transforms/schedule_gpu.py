@@ -21,10 +21,13 @@ before it, an epilogue and stores after it). Each such nest becomes one ``gpu.la
 Each sum keeps its order over ``%k`` (``k = 0, 1, ...``), so the kernel computes what the nest
 computes, operation for operation; with FMA contraction enabled at code generation (the GPU
 pipeline's default) products and sums fuse, within an ulp per step. Tile sizes come from the
-target (H200 unless ``target=`` names another): the largest of 128x128, 64x64, 32x32 (``BK``
-8) that divides the sizes and still gives at least one block per multiprocessor, else the one
-with the most blocks. Nests that are not contractions, or whose sizes no tile divides, are
-left for ``gpu-map`` (a note says why).
+target (H200 unless ``target=`` names another): the largest of 128x128, 128x64, 64x64, 32x32
+(``BK`` 8) that gives at least one block per multiprocessor, preferring tiles that divide the
+sizes; otherwise **partial tiles** are guarded: packed loads past a size read 0 (those values
+only reach elements that are never stored), the last ``k`` step stops at ``K`` (no extra
+terms, so sums stay exact), and each element's epilogue and stores run only inside the sizes.
+Nests that are not contractions (or partial tiles whose initial values read memory) are left
+for ``gpu-map`` (a note says why).
 """
 
 from __future__ import annotations
@@ -33,16 +36,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import analysis
-from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import (
     AffineApplyOp,
     AffineForOp,
+    AffineIfOp,
     AffineLoadOp,
     AffineStoreOp,
     AffineVectorLoadOp,
     AffineVectorStoreOp,
     AffineYieldOp,
 )
+from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.types import WORKGROUP, f32, memref, vector
@@ -54,7 +59,8 @@ from .gpu_map_nest import HostPlan, new_launch
 from .loop_utils import access_subscripts, loop_name, loops_text, top_level_loops
 from .pass_base import Pass, PassContext, option, register_pass
 
-__all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_tiles", "plan_contraction", "schedule_contraction"]
+__all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_tiles", "partial_tile_reason", "plan_contraction",
+           "schedule_contraction"]
 
 PASS = "gpu-schedule"
 #: (BM, BN, BK, TM, TN) candidates, largest first; each has 256 threads.
@@ -194,16 +200,23 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
     return Contraction(nest, batch, rows, cols, red, body[:k_pos], body[k_pos + 1:], packs, sizes)
 
 
-def choose_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget) -> TileConfig | None:
-    """The tile configuration for ``(batch, M, N, K)`` on ``gpu`` (see the module docstring)."""
+def choose_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget) -> TileConfig:
+    """The tile configuration for ``(batch, M, N, K)`` on ``gpu`` (see the module docstring):
+    among the configurations that divide ``M``, ``N`` and ``K`` (else all of them, partial tiles
+    guarded), the largest giving at least one block per multiprocessor, else the one with the
+    most blocks (the smallest of those)."""
     b, m, n, k = sizes
-    fitting = [TileConfig(*c) for c in TILE_CONFIGS if m % c[0] == 0 and n % c[1] == 0 and k % c[2] == 0]
-    if not fitting:
-        return None
-    for c in fitting:
-        if b * (m // c.BM) * (n // c.BN) >= gpu.sm_count:
+    configs = [TileConfig(*c) for c in TILE_CONFIGS]
+    dividing = [c for c in configs if m % c.BM == 0 and n % c.BN == 0 and k % c.BK == 0]
+    candidates = dividing or configs
+
+    def blocks(c: TileConfig) -> int:
+        return b * -(-m // c.BM) * -(-n // c.BN)
+
+    for c in candidates:
+        if blocks(c) >= gpu.sm_count:
             return c
-    return max(fitting, key=lambda c: b * (m // c.BM) * (n // c.BN))
+    return max(candidates, key=lambda c: (blocks(c), -c.BM * c.BN))  # ties: the least padding
 
 
 # -- building the kernel ----------------------------------------------------------------------------------------
@@ -230,7 +243,9 @@ def _d(k: int) -> AffineExpr:
 def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | None = None, *,
                          prefetch: bool = True) -> Operation:
     """Replace the contraction nest by its tiled ``gpu.launch`` (see the module docstring);
-    returns the launch. The caller checked that ``tiles`` divide the sizes. With ``prefetch``
+    returns the launch. Tiles need not divide the sizes: the packed loads past a size read 0,
+    the last k step stops at ``K``, and each element's initial value, epilogue and stores run
+    only inside the sizes (the caller checked :func:`partial_tile_reason`). With ``prefetch``
     (software pipelining) each thread loads its share of the next k step's operands into
     registers before computing the current one, so global loads overlap the arithmetic; the
     last step is peeled."""
@@ -239,7 +254,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     host = host or HostPlan(nest.parent)
     b, m, n, k = c.sizes
     tx_n, ty_n = tiles.threads
-    grid = [host.constant(n // tiles.BN), host.constant(m // tiles.BM), host.constant(b)]
+    grid = [host.constant(-(-n // tiles.BN)), host.constant(-(-m // tiles.BM)), host.constant(b)]
     launch = new_launch(host, nest, grid, (tx_n, ty_n, 1))
     bx, by, bz, tx, ty = launch.body.args[:5]
     e = _Emitter(launch.body.ops[-1], loc)
@@ -262,7 +277,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     if prefetch:
         zero = host.constant(0)
         regs = [v for ld in kernel.loads for v in kernel.global_loads(e, ld, zero)]
-        steps = k // tiles.BK - 1
+        steps = -(-k // tiles.BK) - 1  # full steps in the loop; the last (maybe partial) one peeled
         loop = e.add(AffineForOp(0, [], steps * tiles.BK, [], tiles.BK, inits + regs, iv_name="kt", location=loc))
         body = _Emitter(_marker(loop), loc)
         kt = loop.induction_var
@@ -278,7 +293,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
         last = host.constant(steps * tiles.BK)
         kernel.store_shared(e, list(loop.results[len(inits):]))
         e.add(BarrierOp(location=loc))
-        finals = kernel.compute(e, last, list(loop.results[:len(inits)]))
+        finals = kernel.compute(e, last, list(loop.results[:len(inits)]), last_step=k - steps * tiles.BK)
     else:
         loop = e.add(AffineForOp(0, [], k, [], tiles.BK, inits, iv_name="kt", location=loc))
         body = _Emitter(_marker(loop), loc)
@@ -286,7 +301,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
         values = [v for ld in kernel.loads for v in kernel.global_loads(body, ld, kt)]
         kernel.store_shared(body, values)
         body.add(BarrierOp(location=loc))
-        accs = kernel.compute(body, kt, list(loop.body.args[1:]))
+        accs = kernel.compute(body, kt, list(loop.body.args[1:]), k_bound=k)
         body.add(BarrierOp(location=loc))
         body.add(AffineYieldOp(accs, location=loc))
         body.anchor.erase()
@@ -295,8 +310,13 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
         for q in range(tiles.TN):
             mapping = kernel.element(r, q)
             mapping[c.red.results[0]] = finals[r * tiles.TN + q]
+            at = e
+            if m % tiles.BM or n % tiles.BN:  # only inside the sizes
+                cond = IntegerSet(2, 0, (AffineExpr.constant(m - 1) - _d(0), AffineExpr.constant(n - 1) - _d(1)))
+                guard = e.add(AffineIfOp(cond, [kernel.rows[r], kernel.cols[q]], location=loc))
+                at = _Emitter(guard.then_block.ops[-1], loc)
             for op in c.post:
-                e.add(op.clone(mapping))
+                at.add(op.clone(mapping))
     nest.erase()
     return launch
 
@@ -327,6 +347,12 @@ class _Kernel:
         c = self.c
         return {**self.base, c.rows.induction_var: self.rows[r], c.cols.induction_var: self.cols[q]}
 
+    def partial(self, ld: AffineLoadOp) -> bool:
+        """Whether some copies of ``ld`` fall past a size (M or N for its side, or K)."""
+        _, m, n, k = self.c.sizes
+        size, tile = (m, self.tiles.BM) if self.c.packs[id(ld)] == "A" else (n, self.tiles.BN)
+        return bool(size % tile or k % self.tiles.BK)
+
     def k_fast(self, ld: AffineLoadOp) -> bool:
         """Whether the operand's contiguous (last) subscript moves with ``k``."""
         leaves: list[Value] = []
@@ -349,7 +375,7 @@ class _Kernel:
         contiguous along the block's rows/columns (last subscript ``p + ...``, the others free of
         it) whose per-thread share is a multiple of 4."""
         c = self.c
-        if self.k_fast(ld) or ld.result.type != f32:
+        if self.k_fast(ld) or ld.result.type != f32 or self.partial(ld):
             return 1
         par = c.rows if c.packs[id(ld)] == "A" else c.cols
         leaves: list[Value] = []
@@ -387,6 +413,9 @@ class _Kernel:
             g_par = e.apply(_d(1) * p_size + p_expr, [self.tid, block_id], "g")
             g_k = e.apply(_d(1) + kk_expr, [self.tid, kt], "gk")
             mapping = {**self.base, par.induction_var: g_par, c.red.induction_var: g_k}
+            if n == 1 and self.partial(ld):
+                out.append(self._guarded_load(e, ld, mapping, g_par, g_k))
+                continue
             if n == 1:
                 out.append(e.add(ld.clone(mapping)).results[0])
                 continue
@@ -394,6 +423,20 @@ class _Kernel:
             out.append(e.add(AffineVectorLoadOp(vector((n,), ld.result.type), ld.memref, ld.map, operands,
                                                 location=e.location)).results[0])
         return out
+
+    def _guarded_load(self, e: _Emitter, ld: AffineLoadOp, mapping: dict, g_par: Value, g_k: Value) -> Value:
+        """``ld`` at (g_par, g_k) when both lie inside the sizes, else 0."""
+        _, m, n, k = self.c.sizes
+        size = m if self.c.packs[id(ld)] == "A" else n
+        cond = IntegerSet(2, 0, (AffineExpr.constant(size - 1) - _d(0), AffineExpr.constant(k - 1) - _d(1)))
+        guard = e.add(AffineIfOp(cond, [g_par, g_k], [ld.result.type], with_else=True, location=e.location))
+        value = ld.clone(mapping)
+        guard.then_block.append(value)
+        guard.then_block.append(AffineYieldOp([value.results[0]], location=e.location))
+        zero = ConstantOp.of(0, ld.result.type, location=e.location)
+        guard.else_block.append(zero)
+        guard.else_block.append(AffineYieldOp([zero.results[0]], location=e.location))
+        return guard.results[0]
 
     def store_shared(self, e: _Emitter, values: list[Value]) -> None:
         """Store the values of :meth:`global_loads` (every packed load, in order) to shared memory."""
@@ -406,12 +449,19 @@ class _Kernel:
                 e.add(cls(values[k], self.shared[id(ld)], m, [self.tid], location=e.location))
                 k += 1
 
-    def compute(self, e: _Emitter, kt: Value, accs: list[Value]) -> list[Value]:
+    def compute(self, e: _Emitter, kt: Value, accs: list[Value], *, last_step: int | None = None,
+                k_bound: int | None = None) -> list[Value]:
         """The BK steps of the register tile from shared memory (a loop over ``kk`` carrying
         ``accs``): packed values read once per row/column, then the reduction body per element.
-        Returns the sums after the steps."""
+        ``last_step``: a step of that many iterations (the last, when BK does not divide K);
+        ``k_bound``: stop at ``kt + kk = K`` (steps in a loop over ``kt``). Returns the sums."""
         c, tiles = self.c, self.tiles
-        loop = e.add(AffineForOp(0, [], tiles.BK, [], 1, accs, iv_name="kk", location=e.location))
+        if k_bound is not None and k_bound % tiles.BK:
+            ub = AffineMap(1, 0, (AffineExpr.constant(tiles.BK), AffineExpr.constant(k_bound) - _d(0)))
+            loop = e.add(AffineForOp(0, [], ub, [kt], 1, accs, iv_name="kk", location=e.location))
+        else:
+            steps = tiles.BK if last_step is None else last_step
+            loop = e.add(AffineForOp(0, [], steps, [], 1, accs, iv_name="kk", location=e.location))
         body = _Emitter(_marker(loop), e.location)
         kk = loop.induction_var
         k_val = body.apply(_d(0) + _d(1), [kt, kk], "k")
@@ -468,9 +518,13 @@ class GpuSchedule(Pass):
                 ctx.note(nest, f"left for gpu-map: {c}")
                 continue
             tiles = choose_tiles(c.sizes, gpu) if not self.tile_sizes else _forced(self.tile_sizes, c)
+            reason = partial_tile_reason(c, tiles) if tiles is not None else None
+            if reason is not None:
+                ctx.note(nest, f"left for gpu-map: {reason}")
+                continue
             if tiles is None:
-                shapes = ", ".join(f"{a}x{b}x{k}" for a, b, k, *_ in TILE_CONFIGS)
-                ctx.note(nest, f"left for gpu-map: no tile of {shapes} divides the contraction {c.describe()}")
+                ctx.note(nest, f"left for gpu-map: tile-sizes={','.join(map(str, self.tile_sizes))} give no valid "
+                               f"block (each thread must copy whole elements, at most 1024 threads)")
                 continue
             host = host or HostPlan(func.body)
             try:
@@ -485,10 +539,20 @@ class GpuSchedule(Pass):
 
 
 def _forced(sizes: tuple[int, ...], c: Contraction) -> TileConfig | None:
-    """The tiles of ``tile-sizes`` when they divide the contraction and give whole copies per thread."""
+    """The tiles of ``tile-sizes`` when each thread gets whole copies and the block is valid."""
     t = TileConfig(*sizes)
-    _, m, n, k = c.sizes
     x, y = t.threads
-    ok = (m % t.BM == 0 and n % t.BN == 0 and k % t.BK == 0 and t.BM % t.TM == 0 and t.BN % t.TN == 0
-          and (t.BK * t.BM) % t.thread_count == 0 and (t.BK * t.BN) % t.thread_count == 0 and x * y <= 1024)
+    ok = (t.BM % t.TM == 0 and t.BN % t.TN == 0 and (t.BK * t.BM) % t.thread_count == 0
+          and (t.BK * t.BN) % t.thread_count == 0 and x * y <= 1024)
     return t if ok else None
+
+
+def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
+    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None: the initial values are computed
+    for every element of a partial tile, so they must not read or write memory."""
+    _, m, n, _ = c.sizes
+    if (m % tiles.BM or n % tiles.BN) and any(op.name.startswith(("affine.load", "affine.store", "memref."))
+                                            or op.regions for op in c.pre):
+        return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
+                f"values past the sizes, and they access memory")
+    return None
