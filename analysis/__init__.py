@@ -40,6 +40,7 @@ from .loops import (
     constant_trip_count,
     is_parallel,
     is_permutable,
+    iter_arg_reduction,
     loop_reductions,
     parallel_decision,
     perfect_band,
@@ -60,7 +61,8 @@ __all__ = [
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
-    "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision", "perfect_band",
+    "iter_arg_reduction", "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision",
+    "perfect_band",
     "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
 ]

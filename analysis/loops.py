@@ -89,7 +89,7 @@ def parallel_decision(loop: Operation, allow_reductions: bool = False,
         return ParallelDecision(False, f"'{unknown.name}'{where} has unknown side effects")
     reds: list[Reduction] = []
     for k, arg in enumerate(getattr(loop, "iter_args", [])):
-        red = _iter_arg_reduction(loop, k)
+        red = iter_arg_reduction(loop, k)
         if not allow_reductions or red is None:
             what = "is not a reduction" if allow_reductions else "carries a value across iterations"
             return ParallelDecision(False, f"iter_arg {_name(arg)} {what}")
@@ -131,7 +131,7 @@ def loop_reductions(loop: AffineForOp) -> list[Reduction] | None:
     (an empty list: it carries nothing)."""
     out = []
     for k in range(len(loop.iter_args)):
-        red = _iter_arg_reduction(loop, k)
+        red = iter_arg_reduction(loop, k)
         if red is None:
             return None
         out.append(red)
@@ -146,7 +146,10 @@ def reduction_kind(loop: AffineForOp) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _iter_arg_reduction(loop: AffineForOp, k: int) -> Reduction | None:
+def iter_arg_reduction(loop: AffineForOp, k: int) -> Reduction | None:
+    """The reduction carried in ``loop``'s iter_arg ``k``: the value it yields is the iter_arg
+    combined with others by a chain of ops of one kind (:data:`REDUCTION_OPS`), each value used
+    once; None otherwise."""
     arg = loop.iter_args[k]
     term = loop.body.terminator
     if not isinstance(term, AffineYieldOp) or k >= len(term.operands):

@@ -65,7 +65,7 @@ VECTOR_REDUCTION_KINDS = {
 }
 
 #: Combining ops recognised in a reduction chain (those without a vector.reduction kind are refused).
-_COMBINING = (*VECTOR_REDUCTION_KINDS, "maxui", "minui", "maxnumf", "minnumf")
+_COMBINING = tuple(k.removeprefix("arith.") for k in analysis.loops.REDUCTION_OPS)
 
 _VECTOR_OPS = tuple(arith.OPS[n] for n in (*arith.FLOAT_BINARY, *arith.INT_BINARY, "negf")) + \
     tuple(math.OPS.values()) + (arith.CmpFOp, arith.CmpIOp, arith.SelectOp) + \
@@ -133,41 +133,22 @@ def plan_vectorization(loop: AffineForOp, width: int, reductions: bool = False) 
 # -- the loop's own iter_args ---------------------------------------------------------------------------
 def _loop_reductions(loop: AffineForOp, width: int, allowed: bool) -> list[tuple[int, str]]:
     out = []
-    term = loop.body.terminator
     for k, arg in enumerate(loop.iter_args):
         if not allowed:
             raise _refuse(loop, width, f"reduction over {loop_name(loop)} needs vectorize-reductions (iter_arg "
                                        f"{value_name(arg)})")
-        chain = _reduction_chain(arg, term.operands[k], loop.body)
-        if chain is None:
+        red = analysis.iter_arg_reduction(loop, k)
+        if red is None:
             raise _refuse(loop, width, f"iter_arg {value_name(arg)} is not a reduction (the value it yields must be "
                                        f"it combined with others by one op kind: {', '.join(_COMBINING)})")
         if not isinstance(arg.type, (FloatType, IntegerType)) or arg.type.width == 1:
             raise _refuse(loop, width, f"iter_arg {value_name(arg)} of type {arg.type} cannot become a vector")
-        kind = chain[0].name.removeprefix("arith.")
+        kind = red.kind
         if kind not in VECTOR_REDUCTION_KINDS:
             raise _refuse(loop, width, f"iter_arg {value_name(arg)} is a {kind} reduction, which vector.reduction "
                                        f"cannot express here (kinds: {', '.join(VECTOR_REDUCTION_KINDS)})")
         out.append((k, kind))
     return out
-
-
-def _reduction_chain(start: Value, end: Value, block) -> list[Operation] | None:
-    """The ops of one combining kind leading from ``start`` to ``end`` in ``block``, each value
-    used once (``end`` only by the yield), or None."""
-    ops: list[Operation] = []
-    v = start
-    while v is not end:
-        if len(v.uses) != 1:
-            return None
-        op = v.uses[0].op
-        if op.parent is not block or not op.name.startswith("arith.") or \
-                op.name.removeprefix("arith.") not in _COMBINING or sum(o is v for o in op.operands) != 1 or \
-                (ops and op.name != ops[0].name):
-            return None
-        ops.append(op)
-        v = op.results[0]
-    return ops if ops and len(end.uses) == 1 else None
 
 
 # -- uniform / varying ---------------------------------------------------------------------------------
