@@ -113,17 +113,17 @@ def test_random_programs_through_the_exact_pipeline(cases):
 
 def test_random_fusion_programs_through_the_exact_pipeline():
     """100 programs shaped for fusion (50 x 2) scheduled for 128-bit vectors, exactly equal;
-    ``cpu-schedule`` changes 56 of them (measured; fixed, as the profile is derandomized)."""
+    ``cpu-schedule`` changes 52 of them (measured; a fixed figure: this test is derandomized)."""
     count = {"programs": 0, "scheduled": 0}
 
-    @settings(max_examples=50, **FAST)
+    @settings(max_examples=50, derandomize=True, database=None, **FAST)  # the share is a fixed figure
     @given(st.lists(fusion_programs_with_inputs(), min_size=2, max_size=2))
     def check(cases):
         count["scheduled"] += _check_batch(cases, PassManager.parse(EXACT_NARROW), exact=True)
         count["programs"] += len(cases)
 
     check()
-    assert count["programs"] == 100 and count["scheduled"] >= 55, count
+    assert count["programs"] == 100 and count["scheduled"] >= 52, count
 
 
 @settings(max_examples=15, **FAST)
