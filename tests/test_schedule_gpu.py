@@ -155,6 +155,56 @@ func.func @acc(%A: memref<37x19xf32>, %B: memref<19x50xf32>, %C: memref<37x50xf3
 """
 
 
+ROW_COLUMN_READ = """
+func.func @scaled(%A: memref<37x19xf32>, %B: memref<19x50xf32>, %D: memref<37x50xf32>, %C: memref<37x50xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 50 {
+      %r = affine.for %k = 0 to 19 iter_args(%acc = %z) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<37x19xf32>
+        %b = affine.load %B[%k, %j] : memref<19x50xf32>
+        %d = affine.load %D[%i, %j] : memref<37x50xf32>
+        %p = arith.mulf %a, %b : f32
+        %q = arith.mulf %p, %d : f32
+        %s = arith.addf %acc, %q : f32
+        affine.yield %s : f32
+      }
+      affine.store %r, %C[%i, %j] : memref<37x50xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_partial_tiles_whose_reduction_reads_by_row_and_column_are_left_for_gpu_map():
+    """A load of the reduction read per element (here D[i, j]) would run past the sizes in a
+    partial tile (out of bounds): found by fresh random programs on the interpreter."""
+    m = air.parse(ROW_COLUMN_READ)
+    pm = PassManager.parse(pipeline())
+    out = pm.run(m)
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert notes == ["left for gpu-map: partial 32x32 tiles of the contraction (37x50, k 19) would run its "
+                     "reduction past the sizes, and it reads %D by row or column (not packed)"], notes
+    args = library_inputs(m)
+    want = run(m, args)
+    with reversed_schedule():
+        got = run(out, args)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
+def test_divisible_tiles_read_by_row_and_column_directly():
+    m = air.parse(ROW_COLUMN_READ.replace("37", "64").replace("50", "64").replace("19", "16"))
+    pm = PassManager.parse(pipeline())
+    out = pm.run(m)
+    assert [d.kind for d in pm.trace.decisions if d.pass_name == "gpu-schedule"] == ["applied"]
+    args = library_inputs(m)
+    want = run(m, args)
+    with reversed_schedule():
+        got = run(out, args)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
 def test_partial_tiles_with_initial_values_from_memory_are_left_for_gpu_map():
     pm = PassManager.parse(pipeline())
     pm.run(air.parse(ACCUMULATE))

@@ -32,7 +32,7 @@ for ``gpu-map`` (a note says why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import analysis
@@ -56,7 +56,7 @@ from analysis.targets import GPUTarget, target
 
 from .errors import TransformError
 from .gpu_map_nest import HostPlan, new_launch
-from .loop_utils import access_subscripts, loop_name, loops_text, top_level_loops
+from .loop_utils import access_subscripts, loop_name, loops_text, top_level_loops, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_tiles", "partial_tile_reason", "plan_contraction",
@@ -123,6 +123,7 @@ class Contraction:
     post: list[Operation]
     packs: dict[int, str]  # id(load) -> "A" (varies with rows) or "B" (with cols)
     sizes: tuple[int, int, int, int]  # batch, M, N, K
+    direct: list[Operation] = field(default_factory=list)  # loads of the reduction read per element
 
     def describe(self) -> str:
         b, m, n, k = self.sizes
@@ -183,6 +184,7 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
         if op.regions:
             return f"'{op.name}' next to the reduction has regions"
     packs: dict[int, str] = {}
+    direct: list[Operation] = []
     for op in red.body.ops:
         if isinstance(op, AffineYieldOp):
             continue
@@ -194,10 +196,12 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
                 return f"a load in ({loop_name(red)}) has subscripts computed in the nest"
             if "k" in used and ("i" in used) != ("j" in used):
                 packs[id(op)] = "A" if "i" in used else "B"
+            elif "i" in used or "j" in used:
+                direct.append(op)
     k_pos = body.index(red)
     b = trips[0] if batch is not None else 1
     sizes = (b, trips[-2], trips[-1], k)
-    return Contraction(nest, batch, rows, cols, red, body[:k_pos], body[k_pos + 1:], packs, sizes)
+    return Contraction(nest, batch, rows, cols, red, body[:k_pos], body[k_pos + 1:], packs, sizes, direct)
 
 
 def choose_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget) -> TileConfig:
@@ -548,11 +552,16 @@ def _forced(sizes: tuple[int, ...], c: Contraction) -> TileConfig | None:
 
 
 def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
-    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None: the initial values are computed
-    for every element of a partial tile, so they must not read or write memory."""
+    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None: the initial values and the
+    reduction run for every element of a partial tile, so they must not access memory by row or
+    column except through the packed (guarded) operands."""
     _, m, n, _ = c.sizes
-    if (m % tiles.BM or n % tiles.BN) and any(op.name.startswith(("affine.load", "affine.store", "memref."))
-                                            or op.regions for op in c.pre):
+    if not (m % tiles.BM or n % tiles.BN):
+        return None
+    if any(op.name.startswith(("affine.load", "affine.store", "memref.")) or op.regions for op in c.pre):
         return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
                 f"values past the sizes, and they access memory")
+    if c.direct:
+        return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would run its reduction past "
+                f"the sizes, and it reads {value_name(c.direct[0].memref)} by row or column (not packed)")
     return None
