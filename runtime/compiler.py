@@ -38,8 +38,9 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
             pipeline: str | None = None, **options):
     """Compile ``module`` (its entry function ``fn``) for ``target``; the executable runs on
     numpy arrays (and device arrays for CUDA), updating memref arguments in place.
-    ``pipeline``: the pass pipeline run first (None: the target's default, CUDA ``gpu-map``, CPU
-    :data:`~transforms.pipelines.CPU_PIPELINE`; ``""``: none); ``options`` go to the backend
+    ``pipeline``: the pass pipeline run first (None: the target's default,
+    :data:`~transforms.pipelines.GPU_PIPELINE` or :data:`~transforms.pipelines.CPU_PIPELINE`;
+    ``""``: none, which CUDA refuses: it needs ``gpu-map`` at least); ``options`` go to the backend
     (CPU: ``opt_level``, ``threads``, ``fast_math``; CUDA: ``ptx``, ``options``). The CPU
     pipeline vectorizes reductions along the reduced dimension, which reassociates float
     sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.

@@ -159,7 +159,7 @@ class CudaExecutable:
         values, _ = ctx.__enter__()
         bound = BoundCall(ctx, [], [])
         try:
-            self._run_host(values, bound.temporaries, _Recorder(cuda_driver, bound.launches))
+            self._run_host(values, bound.temporaries, _Recorder(cuda_driver, bound.launches), keep_temporaries=True)
         except BaseException:
             bound.close()
             raise
@@ -172,7 +172,10 @@ class CudaExecutable:
             self._functions[spec.name] = cuda_driver.load_module(self.image).function(spec.name, len(spec.params))
         return self._functions[spec.name]
 
-    def _run_host(self, values: dict, temporaries: list, drv) -> None:
+    def _run_host(self, values: dict, temporaries: list, drv, keep_temporaries: bool = False) -> None:
+        """Execute the host function: host values, allocations, launches. ``keep_temporaries``
+        (for :meth:`bind`): ``memref.dealloc`` frees nothing, the caller frees the temporaries
+        after the last launch."""
         specs = {id(k.launch): k for k in self.kernels}
         for op in self.function.body.ops:
             if op.name == "arith.constant":
@@ -186,7 +189,7 @@ class CudaExecutable:
                 buf = drv.DeviceBuffer.alloc(max(1, _nbytes(t, dims)))
                 temporaries.append(buf)
                 values[op.results[0]] = _Buffer(buf.ptr, dims, buf)
-            elif op.name == "memref.dealloc":
+            elif op.name == "memref.dealloc" and not keep_temporaries:
                 buf = values[op.operands[0]].owner
                 if buf in temporaries:
                     temporaries.remove(buf)
@@ -278,6 +281,8 @@ class BoundCall:
     def __call__(self) -> None:
         from . import cuda_driver
 
+        if self._ctx is None:
+            raise LaunchError("this bound call is closed (its temporaries are freed); bind the arguments again")
         drv = cuda_driver._drv()
         stream = cuda_driver._stream(None)
         if self.launches:

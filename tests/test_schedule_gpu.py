@@ -46,6 +46,28 @@ func.func @mmT(%A: memref<16x64xf32>, %B: memref<32x16xf32>, %C: memref<64x32xf3
 }
 """
 
+PRE_POST = """
+func.func @f(%A: memref<64x16xf32>, %B: memref<16x64xf32>, %S: memref<64xf32>, %C: memref<64x64xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      %s = affine.load %S[%j] : memref<64xf32>
+      %r = affine.for %k = 0 to 16 iter_args(%acc = %z) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<64x16xf32>
+        %b = affine.load %B[%k, %j] : memref<16x64xf32>
+        %p = arith.mulf %a, %b : f32
+        %q = arith.mulf %p, %s : f32
+        %s2 = arith.addf %acc, %q : f32
+        affine.yield %s2 : f32
+      }
+      %o = arith.mulf %r, %s : f32
+      affine.store %o, %C[%i, %j] : memref<64x64xf32>
+    }
+  }
+  return
+}
+"""
+
 CASES = {
     "matmul": (lambda: L.matmul(64, 64, 16), ""),
     "matmul_k24": (lambda: L.matmul(128, 64, 24), ""),
@@ -66,6 +88,7 @@ CASES = {
     "partial_8x8": (lambda: L.matmul(70, 66, 21), "{tile-sizes=64,64,8,8,8}"),
     "partial_8x8_no_prefetch": (lambda: L.matmul(70, 66, 21), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
     "partial_batch": (lambda: L.batch_matmul(2, 9, 10, 11), ""),
+    "value_before_the_reduction_used_in_and_after_it": (lambda: air.parse(PRE_POST), ""),
 }
 
 
@@ -205,6 +228,15 @@ def test_divisible_tiles_read_by_row_and_column_directly():
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
 
 
+def test_register_tiles_that_are_not_whole_runs_of_four_are_refused():
+    pm = PassManager.parse(pipeline("{tile-sizes=48,48,8,6,6}"))
+    out = pm.run(L.matmul(48, 48, 16))
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert notes == ["left for gpu-map: tile-sizes=48,48,8,6,6 give no valid block (whole copies per thread, TM/TN "
+                     "multiples of 4 or below it, at most 1024 threads)"], notes
+    assert "workgroup" not in str(out)
+
+
 def test_partial_tiles_with_initial_values_from_memory_are_left_for_gpu_map():
     pm = PassManager.parse(pipeline())
     pm.run(air.parse(ACCUMULATE))
@@ -241,3 +273,22 @@ def test_bound_call_launches_the_same_kernels():
         call()
         call()  # the same kernels again: the MLP does not read its output
     np.testing.assert_allclose(got[-1].astype(np.float64), want[-1].astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not GPU, reason="needs an NVIDIA GPU")
+def test_bound_call_keeps_its_temporaries_until_closed():
+    m = L.attention(1, 2, 16, 8)  # the host function allocates and deallocates temporaries
+    k = runtime.compile(m, target="cuda")
+    assert any(op.name == "memref.dealloc" for op in k.function.body.ops)
+    args = library_inputs(m, 2)
+    want = run(m, args)
+    got = [a.copy() for a in args]
+    call = k.bind(*got)
+    assert call.temporaries  # not freed by the recorded deallocs
+    call()
+    call()
+    call.close()
+    with pytest.raises(runtime.LaunchError, match="closed"):
+        call()
+    np.testing.assert_allclose(got[-1].astype(np.float64), want[-1].astype(np.float64), rtol=1e-5, atol=1e-6)

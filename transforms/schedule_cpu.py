@@ -146,7 +146,8 @@ def plan_register_tile(band: list[AffineForOp], target: CPUTarget) -> RegisterTi
     if red is None or len(band) < 2:
         return "no reduction loop under a band of two or more loops"
     if not red.iter_args:
-        return f"the reduction ({loop_name(red)}) carries no iter_args (run affine-scalrep first)"
+        return (f"the reduction ({loop_name(red)}) keeps its sum in memory (no iter_args: scalar replacement could not "
+                f"promote it, e.g. an affine.if around the accumulation)")
     accesses = _accesses(band[0])
     bits = _element_bits(band[0])
     parallel = [lp for lp in band if _is_parallel(lp)]
@@ -160,7 +161,7 @@ def plan_register_tile(band: list[AffineForOp], target: CPUTarget) -> RegisterTi
             if shape is not None and vectorize_check(v, shape[1]) is None:
                 return RegisterTile(tuple(band), r, v, *shape)
     return (f"no pair of parallel loops in {loops_text(band)} with contiguous accesses along one and a reused "
-            "load along the other, at a register tile dividing their trip counts")
+            "load along the other, each long enough for a register tile")
 
 
 def _is_parallel(loop: AffineForOp) -> bool:

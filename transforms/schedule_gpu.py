@@ -277,6 +277,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             mapping = kernel.element(r, q)
             for op in c.pre:
                 e.add(op.clone(mapping))
+            kernel.pre_values[(r, q)] = {v: mapping[v] for op in c.pre for v in op.results}
             inits.append(mapping.get(c.red.inits[0], c.red.inits[0]))
     if prefetch:
         zero = host.constant(0)
@@ -345,11 +346,14 @@ class _Kernel:
         self.shared: dict[int, Value] = {}
         self.rows: list[Value] = []
         self.cols: list[Value] = []
+        self.pre_values: dict[tuple[int, int], dict[Value, Value]] = {}  # the ops before the reduction, cloned
 
     def element(self, r: int, q: int) -> dict:
-        """The value mapping for element (r, q) of the thread's register tile."""
+        """The value mapping for element (r, q) of the thread's register tile (with the clones of
+        the ops before the reduction, once made: the reduction and the epilogue may use them)."""
         c = self.c
-        return {**self.base, c.rows.induction_var: self.rows[r], c.cols.induction_var: self.cols[q]}
+        return {**self.base, c.rows.induction_var: self.rows[r], c.cols.induction_var: self.cols[q],
+                **self.pre_values.get((r, q), {})}
 
     def partial(self, ld: AffineLoadOp) -> bool:
         """Whether some copies of ``ld`` fall past a size (M or N for its side, or K)."""
@@ -528,7 +532,8 @@ class GpuSchedule(Pass):
                 continue
             if tiles is None:
                 ctx.note(nest, f"left for gpu-map: tile-sizes={','.join(map(str, self.tile_sizes))} give no valid "
-                               f"block (each thread must copy whole elements, at most 1024 threads)")
+                               f"block (whole copies per thread, TM/TN multiples of {GROUP} or below it, at most "
+                               f"1024 threads)")
                 continue
             host = host or HostPlan(func.body)
             try:
@@ -543,10 +548,12 @@ class GpuSchedule(Pass):
 
 
 def _forced(sizes: tuple[int, ...], c: Contraction) -> TileConfig | None:
-    """The tiles of ``tile-sizes`` when each thread gets whole copies and the block is valid."""
+    """The tiles of ``tile-sizes`` when each thread gets whole copies, its register tile whole runs
+    of :data:`GROUP` rows/columns (or fewer), and the block is valid."""
     t = TileConfig(*sizes)
     x, y = t.threads
-    ok = (t.BM % t.TM == 0 and t.BN % t.TN == 0 and (t.BK * t.BM) % t.thread_count == 0
+    ok = (t.BM % t.TM == 0 and t.BN % t.TN == 0 and t.TM % min(GROUP, t.TM) == 0 and t.TN % min(GROUP, t.TN) == 0
+          and (t.BK * t.BM) % t.thread_count == 0
           and (t.BK * t.BN) % t.thread_count == 0 and x * y <= 1024)
     return t if ok else None
 
