@@ -24,7 +24,6 @@ device's limits (threads, shared memory, registers) before it is made.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -250,7 +249,7 @@ def _evaluate(op: Operation, values: dict) -> int:
 
 class _Recorder:
     """Stands for :mod:`runtime.cuda_driver` in :meth:`CudaExecutable._run_host`: allocations
-    are real, launches are checked and packed but only recorded."""
+    are real, launches are prepared (checked, packed) but only recorded."""
 
     def __init__(self, drv, launches: list):
         self._drv = drv
@@ -258,16 +257,7 @@ class _Recorder:
         self._launches = launches
 
     def launch(self, fn, grid, block, args, shared_bytes: int = 0) -> None:
-        from .cuda_launch import check_launch, pack_arguments
-
-        dev = self._drv.device(fn.module.ordinal)
-        grid, block = check_launch(dev, fn.attributes, grid, block, shared_bytes)
-        if 0 in grid:
-            return
-        if fn.static_shared_bytes + shared_bytes > dev.shared_per_block:
-            fn.ensure_dynamic_shared(shared_bytes)
-        params, keep = pack_arguments(args, fn.attributes.param_sizes, fn.name)
-        self._launches.append((fn, grid, block, int(shared_bytes), params, keep))
+        self._launches.append(self._drv.prepare_launch(fn, grid, block, args, shared_bytes))
 
 
 class BoundCall:
@@ -279,18 +269,10 @@ class BoundCall:
         self.temporaries = temporaries
 
     def __call__(self) -> None:
-        from . import cuda_driver
-
         if self._ctx is None:
             raise LaunchError("this bound call is closed (its temporaries are freed); bind the arguments again")
-        drv = cuda_driver._drv()
-        stream = cuda_driver._stream(None)
-        if self.launches:
-            cuda_driver.activate(self.launches[0][0].module.ordinal)
-        for fn, grid, block, shared, params, _keep in self.launches:
-            (err,) = drv.cuLaunchKernel(fn.handle, *grid, *block, shared, stream, ctypes.addressof(params), 0)
-            if err != drv.CUresult.CUDA_SUCCESS:
-                raise LaunchError(f"kernel {fn.name}: the driver refused the launch: {err}")
+        for prepared in self.launches:
+            prepared()
 
     def close(self) -> None:
         for t in self.temporaries:

@@ -28,6 +28,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -377,27 +378,51 @@ def _stream(stream):
     return stream if isinstance(stream, _drv().CUstream) else _drv().CUstream(int(stream))
 
 
+@dataclass
+class PreparedLaunch:
+    """A launch checked against every limit with its parameters packed (:func:`prepare_launch`);
+    calling it launches the kernel (again and again, as long as its arguments' memory lives)."""
+
+    fn: Function
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    params: object  # the packed parameter array (kept alive with ``keep``)
+    keep: object
+
+    def __call__(self, stream=None) -> None:
+        if 0 in self.grid:
+            return
+        activate(self.fn.module.ordinal)
+        drv = _drv()
+        (err,) = drv.cuLaunchKernel(self.fn.handle, *self.grid, *self.block, self.shared_bytes, _stream(stream),
+                                    ctypes.addressof(self.params), 0)
+        if err != drv.CUresult.CUDA_SUCCESS:
+            raise LaunchError(f"kernel {self.fn.name}: the driver refused the launch (grid {self.grid}, block "
+                              f"{self.block}, {self.shared_bytes} bytes dynamic shared memory): {_name(err)}: "
+                              f"{_describe(err)}")
+
+
+def prepare_launch(fn: Function, grid, block, args: Sequence[tuple[str, object]],
+                   shared_bytes: int = 0) -> PreparedLaunch:
+    """Check a launch of ``fn`` against every limit (:func:`check_launch`), opt in to its dynamic
+    shared memory, and pack ``args`` (``(ctype, value)`` pairs, see :func:`pack_arguments`)."""
+    dev = device(fn.module.ordinal)
+    grid, block = check_launch(dev, fn.attributes, grid, block, shared_bytes)
+    params, keep = pack_arguments(args, fn.attributes.param_sizes, fn.name)
+    if 0 not in grid and fn.static_shared_bytes + shared_bytes > dev.shared_per_block:
+        activate(fn.module.ordinal)
+        fn.ensure_dynamic_shared(shared_bytes)
+    return PreparedLaunch(fn, grid, block, int(shared_bytes), params, keep)
+
+
 def launch(fn: Function, grid, block, args: Sequence[tuple[str, object]], shared_bytes: int = 0, stream=None,
            sync: bool = False) -> None:
     """Launch ``fn`` on ``grid`` x ``block`` with ``args`` (``(ctype, value)`` pairs, see
     :func:`pack_arguments`) and ``shared_bytes`` of dynamic shared memory, on ``stream`` (default:
     the legacy default stream). Checks every limit first (:func:`check_launch`); ``sync=True`` waits
     and reports a failing kernel. A grid with a zero dimension launches nothing."""
-    dev = device(fn.module.ordinal)
-    grid, block = check_launch(dev, fn.attributes, grid, block, shared_bytes)
-    params, keep = pack_arguments(args, fn.attributes.param_sizes, fn.name)
-    if 0 in grid:
-        return
-    activate(fn.module.ordinal)
-    if fn.static_shared_bytes + shared_bytes > dev.shared_per_block:
-        fn.ensure_dynamic_shared(shared_bytes)
-    drv = _drv()
-    (err,) = drv.cuLaunchKernel(fn.handle, *grid, *block, int(shared_bytes), _stream(stream),
-                                ctypes.addressof(params), 0)
-    del keep  # the driver copied the parameters
-    if err != drv.CUresult.CUDA_SUCCESS:
-        raise LaunchError(f"kernel {fn.name}: the driver refused the launch (grid {grid}, block {block}, "
-                          f"{shared_bytes} bytes dynamic shared memory): {_name(err)}: {_describe(err)}")
+    prepare_launch(fn, grid, block, args, shared_bytes)(stream)
     if sync:
         synchronize(fn.module.ordinal)
 
@@ -542,7 +567,7 @@ def stream_synchronize(stream) -> None:
 
 
 __all__ = ["MODULE_CACHE_SIZE", "CudaError", "Device", "DeviceBuffer", "Function", "FunctionAttributes",
-           "GPUUnavailableError", "Module", "activate", "check_launch", "clear_module_cache", "device",
-           "driver_version", "gpu_available", "gpu_unavailable_reason", "launch", "live_allocations", "load_module",
-           "memory_info", "module_cache_info", "pack_arguments", "stream_synchronize", "synchronize", "time_all_ms",
-           "time_ms"]
+           "GPUUnavailableError", "Module", "PreparedLaunch", "activate", "check_launch", "clear_module_cache",
+           "device", "driver_version", "gpu_available", "gpu_unavailable_reason", "launch", "live_allocations",
+           "load_module", "memory_info", "module_cache_info", "pack_arguments", "prepare_launch", "stream_synchronize",
+           "synchronize", "time_all_ms", "time_ms"]
