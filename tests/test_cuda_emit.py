@@ -917,7 +917,8 @@ def test_names_bounds_and_several_functions():
         "}",
         "int r_0 = a;",
         "int r_1 = b;",
-        "long long m = max(air_floordiv(tx, 2), max(air_mod(n, 3), air_ceildiv(-tx, 4)));",
+        # tx is below the block size: 32-bit division; n is unbounded: 64-bit
+        "long long m = max(air_floordiv32(tx, 2), max(air_mod(n, 3), air_ceildiv32(-tx, 4)));",
         "int mi = (int)m;",
         "int s = air_addi(r_0, mi);",
         "v_threadIdx[tx] = s;",
@@ -956,7 +957,7 @@ def test_unused_values_and_dead_loop_results_are_left_out():
         "long long tx = threadIdx.x;",
         "for (long long k = 0; k < 4; ++k) {",
         "}",
-        "long long i = air_floordiv(tx, 2);",
+        "long long i = air_floordiv32(tx, 2);",
         "float keep = A[i];",
         "__syncthreads();",
         "A[tx] = keep;",
@@ -1504,4 +1505,36 @@ def test_vector_iter_args_and_dense_constants():
     assert lines[:6] == ["air_v4f32 z;", *[f"z.v[{k}] = 0.0f;" for k in range(4)], "air_v4f32 a = z;"]
     assert "air_v4f32 v = *reinterpret_cast<const air_v4f32*>(&A[i]);" in lines  # i: 0 + 4k
     assert "a = s;" in lines and lines[-1] == "*reinterpret_cast<air_v4f32*>(&R[0]) = acc;"
+    assert_clean_compile(p)
+
+
+def test_index_division_is_32_bit_where_the_dividend_fits():
+    """Divisions by constants run in 32 bits when the dividend's range (thread/block ids below
+    their sizes, loop IVs within constant bounds) fits in an int, with floor semantics for
+    negative values too; otherwise (a loop IV up to 2^40, an unknown size) in 64 bits."""
+    p = emit(air.parse("""
+    func.func @f(%A: memref<64xi64>, %n: index) {
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+                 threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+        %small = affine.apply affine_map<(d0) -> ((d0 - 40) floordiv 7 + (d0 - 3) mod 5)>(%tx)
+        %s = arith.index_cast %small : index to i64
+        affine.store %s, %A[%tx] : memref<64xi64>
+        affine.for %k = 1099511627000 to 1099511627776 step 256 {
+          %big = affine.apply affine_map<(d0, d1) -> ((d0 + d1) floordiv 3)>(%k, %tx)
+          %b = arith.index_cast %big : index to i64
+          affine.store %b, %A[%tx] : memref<64xi64>
+        }
+        %u = affine.apply affine_map<(d0)[s0] -> ((d0 + s0) mod 9)>(%tx)[%n]
+        %w = arith.index_cast %u : index to i64
+        affine.store %w, %A[%tx] : memref<64xi64>
+        gpu.terminator
+      }
+      return
+    }"""))
+    src = p.source
+    assert "air_floordiv32(tx - 5, 7) + air_mod32(tx + 2, 5) - 5" in src  # tx - 5 may be negative
+    assert "air_floordiv(k + tx, 3)" in src and "air_floordiv32(k" not in src
+    assert "air_mod(tx + n, 9)" in src
     assert_clean_compile(p)

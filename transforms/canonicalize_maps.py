@@ -61,6 +61,17 @@ def _index_const(v: Value) -> int | None:
 
 def _compose(ctx: RangeContext, exprs: list[AffineExpr]) -> list[AffineExpr]:
     """``exprs`` with every affine.apply value composed in and index constants folded."""
+    out = []
+    for e in exprs:
+        key = ("compose", e)
+        c = ctx.rewritten.get(key)
+        if c is None:
+            c = ctx.rewritten[key] = _compose_all(ctx, [e])[0]
+        out.append(c)
+    return out
+
+
+def _compose_all(ctx: RangeContext, exprs: list[AffineExpr]) -> list[AffineExpr]:
     for _ in range(64):
         table: dict[int, AffineExpr] = {}
         for e in exprs:
@@ -106,6 +117,14 @@ def _complexity(e: AffineExpr) -> int:
 
 def _simplify(ctx: RangeContext, e: AffineExpr) -> AffineExpr:
     """``e`` simplified on the ranges of its values (div/mod folding, strided IVs, constants)."""
+    key = ("simplify", e)
+    out = ctx.rewritten.get(key)
+    if out is None:
+        out = ctx.rewritten[key] = _simplify_once(ctx, e)
+    return out
+
+
+def _simplify_once(ctx: RangeContext, e: AffineExpr) -> AffineExpr:
     lo, hi = ctx.bounds(e)
     if lo is not None and lo == hi:
         return constant(lo)

@@ -4,7 +4,8 @@
 maps over different operand lists become expressions over one set of dims, and answers
 
 - :meth:`RangeContext.range` -- an inclusive interval holding every value of an index
-  value (constants; loop IVs from their bounds and the ranges of the outer IVs; results of
+  value (constants; loop IVs from their bounds and the ranges of the outer IVs; ``gpu.launch``
+  block and thread ids below their grid and block sizes; results of
   ``affine.apply/min/max``; ``memref.dim`` is ``>= 0``; anything else is unbounded);
 - :meth:`RangeContext.upper` / :meth:`RangeContext.lower` -- a bound of an expression,
   tighter than intervals: a loop IV is replaced by one of its bound expressions
@@ -25,6 +26,7 @@ from affine_ir import AffineExpr, AffineMap, Value
 from affine_ir.affine_expr import Range, dim
 from affine_ir.core import BlockArgument, OpResult
 from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.types import IndexType
 
 __all__ = ["RangeContext", "max_opt", "min_opt"]
@@ -51,6 +53,10 @@ class RangeContext(Sequence):
         self._memo: dict[int, Range] = {}
         self._depth: dict[int, int] = {}
         self._budget = budget
+        #: Results of the canonicalizer's expression rewrites, by expression over value dims:
+        #: an expression means the same wherever it is used (value dims name values), so
+        #: repeated subscripts and conditions are simplified once per sweep.
+        self.rewritten: dict[tuple[str, AffineExpr], AffineExpr] = {}
 
     # -- numbering ------------------------------------------------------------------
     def index(self, v: Value) -> int:
@@ -106,6 +112,8 @@ class RangeContext(Sequence):
             loop = v.block.parent_op
             if isinstance(loop, AffineForOp) and v.index == 0:
                 return self._iv_range(loop)
+            if isinstance(loop, LaunchOp):
+                return self._launch_range(loop, v.index)
             return _UNBOUNDED
         assert isinstance(v, OpResult)
         op = v.op
@@ -127,6 +135,15 @@ class RangeContext(Sequence):
                 hi = None if None in his else max(his)
             return (lo, hi)
         return _UNBOUNDED
+
+    def _launch_range(self, launch: LaunchOp, index: int) -> Range:
+        """A ``gpu.launch`` body argument: a block (thread) id is in ``[0, size)`` of its grid
+        (block) size operand; a size argument is that operand."""
+        sizes = (*launch.grid_size, *launch.block_size)
+        if index >= 6:
+            return self.range(sizes[index - 6])
+        hi = self.range(sizes[index])[1]
+        return (0, None if hi is None else hi - 1)
 
     def _iv_range(self, loop: AffineForOp) -> Range:
         lo = hi = None

@@ -228,7 +228,10 @@ def hoist_invariants_in(root: Operation) -> list[tuple[AffineForOp, list[Operati
     scop: list[analysis.Scop] = []
     for loop in reversed([op for op in root.walk() if isinstance(op, AffineForOp)]):
         runs = False
-        if any(isinstance(op, (*_READS, *_WRITES)) for op in loop.body.walk()):
+        trips = analysis.constant_trip_count(loop)
+        if trips is not None:  # constant bounds: no need for the function's Scop
+            runs = trips > 0
+        elif any(isinstance(op, (*_READS, *_WRITES)) for op in loop.body.walk()):
             if not scop:
                 scop.append(analysis.Scop(enclosing_function(loop)))
             runs = analysis.always_runs(loop, scop[0])

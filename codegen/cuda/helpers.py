@@ -40,6 +40,18 @@ def _affine() -> dict[str, str]:
   long long r = x % c;
   return r < 0 ? r + c : r;
 }}""",
+        "floordiv32": f"""{DEVICE} long long air_floordiv32(int x, int c) {{  // x fits an int; c > 0: rounds down
+  int q = x / c;
+  return x % c < 0 ? q - 1 : q;
+}}""",
+        "ceildiv32": f"""{DEVICE} long long air_ceildiv32(int x, int c) {{  // x fits an int; c > 0: rounds up
+  int q = x / c;
+  return x % c > 0 ? q + 1 : q;
+}}""",
+        "mod32": f"""{DEVICE} long long air_mod32(int x, int c) {{  // x fits an int; c > 0: in [0, c)
+  int r = x % c;
+  return r < 0 ? r + c : r;
+}}""",
     }
 
 

@@ -17,8 +17,9 @@ from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
 from affine_ir.core import Block, Operation, Value
 from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
+from transforms.canonicalize_ranges import RangeContext
 
-from .affine_c import c_bound, c_condition, c_expr, c_sum, is_atomic, terms
+from .affine_c import DimNames, c_bound, c_condition, c_expr, c_sum, is_atomic, terms
 from .errors import EmitError
 from .helpers import helper_key
 from .lines import Line
@@ -85,6 +86,7 @@ class KernelPrinter:
         self.shared: list[tuple[Value, MemRefType]] = []  # hoisted workgroup buffers, in order
         self._refs: set[Value] = set()
         self.cur: Operation | None = None
+        self.ranges = RangeContext()  # value ranges: index divisions in 32 bits where they fit
 
     # -- helpers and errors ---------------------------------------------------------------------
     def need(self, name: str, ctype: str | None = None) -> None:
@@ -191,7 +193,8 @@ class KernelPrinter:
         used = set()
         for e in exprs:
             used |= e.used_dims()
-        return exprs, [self.val(v) if k in used else "" for k, v in enumerate(dims)]
+        names = [self.val(v) if k in used else "" for k, v in enumerate(dims)]
+        return exprs, DimNames(names, [self.ranges.range(v) if k in used else None for k, v in enumerate(dims)])
 
     def affine(self, e: AffineExpr, names: list[str]) -> str:
         return c_expr(e, names, self.need)
