@@ -271,6 +271,22 @@ def _nvrtc_usable() -> bool:
 
 
 @pytest.mark.skipif(not _nvrtc_usable(), reason="needs NVRTC and the CUDA headers")
+@pytest.mark.parametrize("key", [w.key for w in WORKLOADS])
+def test_every_benchmark_kernel_compiles_with_nvrtc(key):
+    """The optimized kernels the benchmark times, built by the default GPU pipeline and
+    compiled by NVRTC here (no GPU needed) with an empty log; contractions and convolutions
+    are scheduled by gpu-schedule (convolutions as implicit GEMMs), the rest mapped."""
+    w = BY_KEY[key]
+    exe = runtime.compile(w.build(), target="cuda", arch="sm_90")
+    assert not exe.image.log.strip(), exe.image.log
+    scheduled = [d.message for d in exe.trace.decisions if d.pass_name == "gpu-schedule" and d.kind == "applied"]
+    if w.group == "conv2d" or w.name in ("matmul", "mlp"):
+        assert len(scheduled) == 1, scheduled
+        assert "__shared__" in exe.source
+    if w.group == "conv2d":
+        assert "over (%c, %kh, %kw)" in scheduled[0] or "over (%c)" in scheduled[0], scheduled
+
+
 def test_compile_ours_runs_nvrtc_every_time(monkeypatch):
     monkeypatch.setenv("AFFINE_IR_CACHE", "/nonexistent-kept")
     w = gb.matmul_workload(32)

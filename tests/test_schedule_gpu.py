@@ -14,10 +14,10 @@ import pytest
 import affine_ir as air
 import runtime
 from affine_ir.interp.gpu import reversed_schedule
-from affine_ir.testing import library_inputs, run
+from affine_ir.testing import assert_same_bits_in_both_thread_orders, library_inputs, run
 from analysis.targets import target
 from transforms import PassManager
-from transforms.schedule_gpu import TileConfig, choose_tiles, plan_contraction
+from transforms.schedule_gpu import TileConfig, choose_schedule, plan_contraction
 
 GPU = runtime.gpu_available()
 L = air.library
@@ -81,6 +81,8 @@ CASES = {
     "register_tile_8x8_no_prefetch": (lambda: L.matmul(64, 64, 24), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
     "block_128x128": (lambda: L.matmul(128, 128, 16), "{tile-sizes=128,128,8,8,8}"),
     "block_128x64": (lambda: L.matmul(128, 64, 16), "{tile-sizes=128,64,8,8,4}"),
+    "block_128x128_k16": (lambda: L.matmul(128, 128, 40), "{tile-sizes=128,128,16,8,8}"),
+    "block_128x64_k16_partial_conv": (lambda: L.conv2d(1, 3, 9, 9, 20, 3, 3, padding=1), "{tile-sizes=128,64,16,8,4}"),
     "partial_tiles": (lambda: L.matmul(37, 50, 19), ""),
     "partial_tiles_no_prefetch": (lambda: L.matmul(37, 50, 19), "{prefetch=false}"),
     "partial_mlp": (lambda: L.mlp(33, 20, 9, activation="gelu"), ""),
@@ -89,6 +91,23 @@ CASES = {
     "partial_8x8_no_prefetch": (lambda: L.matmul(70, 66, 21), "{tile-sizes=64,64,8,8,8 prefetch=false}"),
     "partial_batch": (lambda: L.batch_matmul(2, 9, 10, 11), ""),
     "value_before_the_reduction_used_in_and_after_it": (lambda: air.parse(PRE_POST), ""),
+    # convolutions as implicit GEMMs: rows/columns/k delinearized, zero-padded windows packed on the fly
+    "conv_nchw_padded": (lambda: L.conv2d(1, 4, 6, 6, 8, 3, 3, padding=1), ""),
+    "conv_nchw_batch_stride": (lambda: L.conv2d(2, 3, 9, 9, 16, 3, 3, stride=2, padding=1), ""),
+    "conv_nchw_no_prefetch": (lambda: L.conv2d(2, 3, 9, 9, 16, 3, 3, stride=2, padding=1), "{prefetch=false}"),
+    "conv_nhwc_padded": (lambda: L.conv2d(2, 4, 6, 6, 8, 3, 3, padding=1, layout="NHWC"), ""),
+    "conv_1x1_exact_tiles": (lambda: L.conv2d(1, 16, 8, 8, 32, 1, 1), ""),
+    "conv_1x1_nhwc_vector_copies": (lambda: L.conv2d(1, 8, 8, 8, 32, 1, 1, layout="NHWC"), ""),
+    "conv_dilated_asymmetric": (lambda: L.conv2d(1, 2, 7, 9, 8, 3, 2, padding=(2, 1), dilation=2), ""),
+    "conv_bias_relu": (lambda: L.conv2d_bias_relu(1, 3, 8, 8, 16, 3, 3, padding=1), ""),
+    "conv_8x8_register_tile": (lambda: L.conv2d(1, 4, 8, 8, 64, 3, 3, padding=1), "{tile-sizes=64,64,8,8,8}"),
+    # split-K: slices of k in separate blocks, their sums added by a point-wise nest after the launch
+    "split_k_matmul": (lambda: L.matmul(32, 32, 128), "{split-k=4}"),
+    "split_k_no_prefetch": (lambda: L.matmul(32, 32, 128), "{split-k=4 prefetch=false}"),
+    "split_k_conv": (lambda: L.conv2d(1, 8, 6, 6, 8, 3, 3, padding=1), "{split-k=3}"),
+    "split_k_partial_mlp": (lambda: L.mlp(33, 20, 32, activation="gelu"), "{split-k=2}"),
+    "split_k_batch": (lambda: L.batch_matmul(2, 9, 10, 32), "{split-k=2}"),
+    "split_k_value_before_the_reduction": (lambda: air.parse(PRE_POST), "{split-k=2}"),
 }
 
 
@@ -103,15 +122,7 @@ def test_kernel_computes_what_the_nest_computes(name):
     assert "workgroup" in str(out) and "gpu.barrier" in str(out)
     for seed in range(2):
         args = library_inputs(m, seed)
-        want = run(m, args)
-        for order in ("forward", "reversed"):
-            if order == "reversed":
-                with reversed_schedule():
-                    got = run(out, args)
-            else:
-                got = run(out, args)
-            for w, g in zip(want, got):
-                assert np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)), (name, order)
+        assert_same_bits_in_both_thread_orders(run(m, args), out, args, name)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -125,19 +136,61 @@ def test_kernel_compiles_with_nvrtc(name):
 def test_large_matmul_uses_16_byte_copies_and_padded_transposed_tiles():
     k = runtime.compile(L.matmul(4096, 4096, 4096), target="cuda", arch="sm_90")
     decisions = [d.message for d in k.trace.decisions if d.pass_name == "gpu-schedule"]
-    assert decisions == ["contraction (4096x4096, k 4096) of (%i, %j) over (%k): block tile 128x128, k step 8, "
+    assert decisions == ["contraction (4096x4096, k 4096) of (%i, %j) over (%k): block tile 128x128, k step 16, "
                          "register tile 8x8, 16x16 threads, 2 operand(s) packed in shared memory"]
-    assert "__shared__ __align__(16) float A_shared[1056];" in k.source  # 8 x (128 + 4)
+    assert "__shared__ __align__(16) float A_shared[2112];" in k.source  # 16 x (128 + 4)
     assert "reinterpret_cast<const air_v4f32*>(&B[" in k.source  # B copied by 16-byte loads
 
 
-def test_tile_choice_follows_the_multiprocessor_count():
+MAX_PLUS = """
+func.func @f(%A: memref<32x64xf32>, %B: memref<64x32xf32>, %C: memref<32x32xf32>) {
+  %z = arith.constant -1.0e30 : f32
+  affine.for %i = 0 to 32 {
+    affine.for %j = 0 to 32 {
+      %r = affine.for %k = 0 to 64 iter_args(%acc = %z) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<32x64xf32>
+        %b = affine.load %B[%k, %j] : memref<64x32xf32>
+        %p = arith.addf %a, %b : f32
+        %s = arith.maximumf %acc, %p : f32
+        affine.yield %s : f32
+      }
+      affine.store %r, %C[%i, %j] : memref<32x32xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_split_k_splits_sums_only():
+    for options in ("{split-k=2}", ""):
+        m = air.parse(MAX_PLUS)
+        pm = PassManager.parse(pipeline(options))
+        out = pm.run(m)
+        notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+        assert any("contraction" in n and "split" not in n for n in notes), notes
+        if options:
+            assert "split-k=2 not used: the reduction (%k) is not a sum of terms" in notes
+        assert "partial_sums" not in str(out)
+        args = library_inputs(m, 0)
+        assert all(np.array_equal(w, g) for w, g in zip(run(m, args), run(out, args)))
+    m = L.matmul(32, 32, 128)
+    out = PassManager.parse(pipeline("{split-k=4}")).run(m)
+    text = str(out)
+    assert text.count("gpu.launch") == 2 and "memref<4x32x32xf32>" in text and "memref.dealloc %partial_sums" in text
+
+
+def test_tiles_and_splits_follow_the_cost_model():
     h200 = target("h200")
-    assert choose_tiles((1, 4096, 4096, 4096), h200) == TileConfig(128, 128, 8, 8, 8)
-    assert choose_tiles((1, 1024, 1024, 1024), h200) == TileConfig(64, 64, 8, 4, 4)  # 256 blocks >= 132 SMs
-    assert choose_tiles((1, 32, 32, 8), h200) == TileConfig(32, 32, 8, 2, 2)  # the most blocks
-    assert choose_tiles((1, 30, 32, 8), h200) == TileConfig(32, 32, 8, 2, 2)  # partial: the least padding
-    assert choose_tiles((1, 1000, 1000, 1000), h200) == TileConfig(64, 64, 8, 4, 4)  # 256 partial blocks
+    big = TileConfig(128, 128, 16, 8, 8)
+    assert choose_schedule((1, 4096, 4096, 4096), h200) == (big, 1)  # 1024 blocks fill the GPU
+    assert choose_schedule((1, 8192, 8192, 8192), h200) == (big, 1)
+    tiles, splits = choose_schedule((1, 1024, 1024, 1024), h200)  # 64 big blocks: k split to fill 132 SMs
+    assert tiles == big and splits > 1
+    tiles, splits = choose_schedule((1, 512, 49, 4608), h200)  # conv 7x7x512 at batch 1: few columns, long k
+    assert splits >= 16 and tiles.BN <= 64
+    assert choose_schedule((1, 32, 32, 8), h200) == (TileConfig(32, 32, 8, 2, 2), 1)  # too small to split
+    assert choose_schedule((1, 512, 49, 4608), h200, split=False)[1] == 1
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -145,7 +198,7 @@ def test_tile_choice_follows_the_multiprocessor_count():
      " %x = affine.load %A[%i, %j] : memref<8x8xf32>\n affine.store %x, %A[%j, %i] : memref<8x8xf32>\n }\n }\n"
      " return\n}", "is not parallel"),
     ("func.func @f(%A: memref<8xf32>) {\n affine.for %i = 0 to 8 {\n %c = arith.constant 1.0 : f32\n"
-     " affine.store %c, %A[%i] : memref<8xf32>\n }\n return\n}", "a band of 2 or 3 parallel loops"),
+     " affine.store %c, %A[%i] : memref<8xf32>\n }\n return\n}", "a band of 2 to 6 parallel loops"),
 ])
 def test_other_nests_are_left_for_gpu_map(text, reason):
     m = air.parse(text)

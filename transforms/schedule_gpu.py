@@ -1,24 +1,27 @@
-"""``gpu-schedule``: contractions (matmul, batched matmul, MLP) as shared-memory tiled kernels.
+"""``gpu-schedule``: contractions (matmul, batched matmul, MLP, convolution) as shared-memory tiled kernels.
 
-A *contraction nest* is what fusion and scalar replacement make of ``C = epilogue(A @ B)``: a
-perfect band of 2 or 3 parallel loops ``([%b,] %i, %j)`` (constant bounds from 0, step 1) whose
-innermost body holds one reduction loop ``%k`` (constant bounds, one value carried in
-``iter_args``, a body of loads and arithmetic) between point-wise ops (the initial value
-before it, an epilogue and stores after it). Each such nest becomes one ``gpu.launch``:
+A *contraction nest* (see :mod:`.schedule_gpu_plan`) is what fusion and scalar replacement make
+of ``C = epilogue(A @ B)`` or of a convolution: a perfect band of parallel loops whose innermost
+body holds a chain of reduction loops carrying one sum, between point-wise ops (the initial
+value before it, an epilogue and stores after it). The band's loops group into batch, rows and
+columns, each group one linear index (``M``, ``N``), the chain one linear ``k`` (``K``): a
+convolution is an implicit GEMM, its input window packed on the fly. Each such nest becomes
+one ``gpu.launch``:
 
-- **blocks** tile ``(%i, %j)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)``); **threads**
+- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)``); **threads**
   (``BN/TN x BM/TM``, 256) each own a ``TM x TN`` **register tile**: ``TM * TN`` sums carried
   in ``iter_args`` through the loops over ``%k``;
-- ``%k`` is tiled by ``BK``; for each ``BK`` step every load of the reduction that varies with
-  ``%k`` and only one of ``%i``/``%j`` (A's and B's) is **packed into shared memory** by all
-  threads together -- ``S[kk][p]`` holds the value the load reads at row/column ``p`` of the
+- ``k`` is tiled by ``BK``; for each ``BK`` step every read of the reduction that varies with
+  ``k`` and only the rows or only the columns (A's and B's) is **packed into shared memory** by
+  all threads together -- ``S[kk][p]`` holds the value the read gives at row/column ``p`` of the
   block tile and step ``kk``, whatever its subscripts (a transposed operand, an offset, a
-  convolution window), the threads' global reads running along the operand's contiguous
-  dimension -- then a ``gpu.barrier``, the ``BK`` steps of the register tile reading the packed
+  zero-padded convolution window: the indices are delinearized from ``p`` and ``k``), the
+  threads' global reads running along the operand's contiguous dimension -- then a
+  ``gpu.barrier``, the ``BK`` steps of the register tile reading the packed
   values (``TM + TN`` shared loads per step for ``TM * TN`` multiply-adds), and a barrier;
 - the initial values, the epilogue and the stores run per element of the register tile.
 
-Each sum keeps its order over ``%k`` (``k = 0, 1, ...``), so the kernel computes what the nest
+Each sum keeps its order over ``k`` (``k = 0, 1, ...``, the chain's order), so the kernel computes what the nest
 computes, operation for operation; with FMA contraction enabled at code generation (the GPU
 pipeline's default) products and sums fuse, within an ulp per step. Tile sizes come from the
 target (H200 unless ``target=`` names another): the largest of 128x128, 128x64, 64x64, 32x32
@@ -32,7 +35,8 @@ for ``gpu-map`` (a note says why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 from typing import ClassVar
 
 import analysis
@@ -49,178 +53,38 @@ from affine_ir.dialects.affine import (
 )
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp
-from affine_ir.dialects.memref import AllocOp
-from affine_ir.types import WORKGROUP, f32, memref, vector
-from analysis.loops import perfect_band
+from affine_ir.dialects.memref import AllocOp, DeallocOp
+from affine_ir.types import WORKGROUP, f32, is_float, memref, vector
 from analysis.targets import GPUTarget, target
 
 from .errors import TransformError
 from .gpu_map_nest import HostPlan, new_launch
-from .loop_utils import access_subscripts, loop_name, loops_text, top_level_loops, value_name
+from .loop_utils import access_subscripts, top_level_loops
 from .pass_base import Pass, PassContext, option, register_pass
+from .schedule_gpu_plan import (
+    GROUP,
+    Contraction,
+    TileConfig,
+    choose_schedule,
+    delinearized,
+    estimate_seconds,
+    forced_tiles,
+    partial_tile_reason,
+    plan_contraction,
+    read_load,
+    split_candidates,
+    split_reason,
+)
 
-__all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_tiles", "partial_tile_reason", "plan_contraction",
-           "schedule_contraction"]
+__all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_schedule", "estimate_seconds", "partial_tile_reason",
+           "plan_contraction", "schedule_contraction", "split_reason"]
 
 PASS = "gpu-schedule"
-#: (BM, BN, BK, TM, TN) candidates, largest first; each has 256 threads.
-TILE_CONFIGS = ((128, 128, 8, 8, 8), (128, 64, 8, 8, 4), (64, 64, 8, 4, 4), (32, 32, 8, 2, 2))
-#: Rows (columns) of a register tile held in consecutive registers and read as one 16-byte word.
-GROUP = 4
 #: Extra elements per shared row of an operand stored transposed (its threads write down a
 #: column): consecutive rows then start 4 banks apart instead of in the same bank.
 SHARED_PAD = 4
 #: Lanes of a vector copy into shared memory (16 bytes of f32).
 VECTOR = 4
-
-
-@dataclass(frozen=True)
-class TileConfig:
-    """Block tile ``BM x BN``, reduction step ``BK``, register tile ``TM x TN`` per thread."""
-
-    BM: int
-    BN: int
-    BK: int
-    TM: int
-    TN: int
-
-    @property
-    def threads(self) -> tuple[int, int]:
-        """Block size (x, y): columns of register tiles, rows of register tiles."""
-        return self.BN // self.TN, self.BM // self.TM
-
-    @property
-    def thread_count(self) -> int:
-        x, y = self.threads
-        return x * y
-
-    def offset(self, t: AffineExpr, p: int, side: str) -> AffineExpr:
-        """Row (side "A") or column ("B") ``p`` of thread ``t``'s register tile within the block
-        tile: runs of ``GROUP`` consecutive rows/columns, the runs of the threads interleaved
-        (``t * GROUP + p`` for the first run, then the next run ``BM / runs`` further), so a
-        warp reads each run as consecutive 16-byte words of shared memory (no bank conflict)."""
-        size, tile = (self.BM, self.TM) if side == "A" else (self.BN, self.TN)
-        group = min(GROUP, tile)
-        runs = tile // group
-        return t * group + (p // group) * (size // runs) + p % group
-
-    def describe(self) -> str:
-        x, y = self.threads
-        return (f"block tile {self.BM}x{self.BN}, k step {self.BK}, register tile {self.TM}x{self.TN}, "
-                f"{x}x{y} threads")
-
-
-@dataclass
-class Contraction:
-    """A recognized contraction nest (see the module docstring)."""
-
-    nest: AffineForOp
-    batch: AffineForOp | None
-    rows: AffineForOp
-    cols: AffineForOp
-    red: AffineForOp
-    pre: list[Operation]
-    post: list[Operation]
-    packs: dict[int, str]  # id(load) -> "A" (varies with rows) or "B" (with cols)
-    sizes: tuple[int, int, int, int]  # batch, M, N, K
-    direct: list[Operation] = field(default_factory=list)  # loads of the reduction read per element
-
-    def describe(self) -> str:
-        b, m, n, k = self.sizes
-        return f"({'batch ' + str(b) + ', ' if self.batch else ''}{m}x{n}, k {k})"
-
-
-def _constant_loop(loop: AffineForOp) -> int | None:
-    """The trip count of a loop from 0 with step 1 and a constant upper bound, else None."""
-    if loop.step != 1 or loop.lower_bound_map.results != (AffineExpr.constant(0),):
-        return None
-    return analysis.constant_trip_count(loop)
-
-
-def _uses(op: Operation, ivs: dict[int, str], nest: Operation) -> set[str] | None:
-    """The IVs (by role) the subscripts of ``op`` use; None when a subscript uses another value
-    computed in ``nest``."""
-    leaves: list[Value] = []
-    access_subscripts(op, leaves)
-    out = set()
-    for v in leaves:
-        if id(v) in ivs:
-            out.add(ivs[id(v)])
-        elif _defined_in(v, nest):
-            return None
-    return out
-
-
-def _defined_in(v: Value, nest: Operation) -> bool:
-    owner = v.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op
-    return op is not None and (op is nest or nest.is_ancestor_of(op))
-
-
-def plan_contraction(nest: AffineForOp) -> Contraction | str:
-    """The contraction of ``nest`` (see the module docstring), or why it is not one."""
-    band = perfect_band(nest)
-    if len(band) not in (2, 3):
-        return f"{loops_text(band)}: a contraction needs a band of 2 or 3 parallel loops"
-    trips = [_constant_loop(lp) for lp in band]
-    if None in trips:
-        return f"{loops_text(band)}: the band's loops must run from 0 by 1 to a constant"
-    for lp in band:
-        if not analysis.is_parallel(lp):
-            return f"({loop_name(lp)}) is not parallel"
-    body = [op for op in band[-1].body.ops if not isinstance(op, AffineYieldOp)]
-    loops = [op for op in body if isinstance(op, AffineForOp)]
-    if len(loops) != 1 or len(loops[0].iter_args) != 1:
-        return f"the body of ({loop_name(band[-1])}) must hold one reduction loop carrying one value"
-    red = loops[0]
-    k = _constant_loop(red)
-    if k is None:
-        return f"the reduction ({loop_name(red)}) must run from 0 by 1 to a constant"
-    batch, rows, cols = (band[0] if len(band) == 3 else None), band[-2], band[-1]
-    ivs = {id(rows.induction_var): "i", id(cols.induction_var): "j", id(red.induction_var): "k"}
-    if batch is not None:
-        ivs[id(batch.induction_var)] = "b"
-    for op in (o for o in body if o is not red):
-        if op.regions:
-            return f"'{op.name}' next to the reduction has regions"
-    packs: dict[int, str] = {}
-    direct: list[Operation] = []
-    for op in red.body.ops:
-        if isinstance(op, AffineYieldOp):
-            continue
-        if op.regions or isinstance(op, AffineStoreOp) or op.name in ("memref.store", "memref.load", "func.call"):
-            return f"the reduction ({loop_name(red)}) holds '{op.name}' (only affine loads and arithmetic)"
-        if isinstance(op, AffineLoadOp):
-            used = _uses(op, ivs, nest)
-            if used is None:
-                return f"a load in ({loop_name(red)}) has subscripts computed in the nest"
-            if "k" in used and ("i" in used) != ("j" in used):
-                packs[id(op)] = "A" if "i" in used else "B"
-            elif "i" in used or "j" in used:
-                direct.append(op)
-    k_pos = body.index(red)
-    b = trips[0] if batch is not None else 1
-    sizes = (b, trips[-2], trips[-1], k)
-    return Contraction(nest, batch, rows, cols, red, body[:k_pos], body[k_pos + 1:], packs, sizes, direct)
-
-
-def choose_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget) -> TileConfig:
-    """The tile configuration for ``(batch, M, N, K)`` on ``gpu`` (see the module docstring):
-    among the configurations that divide ``M``, ``N`` and ``K`` (else all of them, partial tiles
-    guarded), the largest giving at least one block per multiprocessor, else the one with the
-    most blocks (the smallest of those)."""
-    b, m, n, k = sizes
-    configs = [TileConfig(*c) for c in TILE_CONFIGS]
-    dividing = [c for c in configs if m % c.BM == 0 and n % c.BN == 0 and k % c.BK == 0]
-    candidates = dividing or configs
-
-    def blocks(c: TileConfig) -> int:
-        return b * -(-m // c.BM) * -(-n // c.BN)
-
-    for c in candidates:
-        if blocks(c) >= gpu.sm_count:
-            return c
-    return max(candidates, key=lambda c: (blocks(c), -c.BM * c.BN))  # ties: the least padding
 
 
 # -- building the kernel ----------------------------------------------------------------------------------------
@@ -239,38 +103,67 @@ class _Emitter:
         op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
         return self.add(op).results[0]
 
+    def ivs(self, loops: list[AffineForOp], trips: dict[int, int], linear: Value) -> dict[Value, Value]:
+        """The induction values of ``loops`` at the linear index ``linear`` (see
+        :func:`~.schedule_gpu_plan.delinearized`)."""
+        if len(loops) == 1:
+            return {loops[0].induction_var: linear}
+        return {lp.induction_var: self.apply(e, [linear], lp.induction_var.name_hint)
+                for lp, e in zip(loops, delinearized(loops, trips))}
+
 
 def _d(k: int) -> AffineExpr:
     return AffineExpr.dim(k)
 
 
 def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | None = None, *,
-                         prefetch: bool = True) -> Operation:
+                         prefetch: bool = True, splits: int = 1) -> Operation:
     """Replace the contraction nest by its tiled ``gpu.launch`` (see the module docstring);
     returns the launch. Tiles need not divide the sizes: the packed loads past a size read 0,
     the last k step stops at ``K``, and each element's initial value, epilogue and stores run
     only inside the sizes (the caller checked :func:`partial_tile_reason`). With ``prefetch``
     (software pipelining) each thread loads its share of the next k step's operands into
     registers before computing the current one, so global loads overlap the arithmetic; the
-    last step is peeled."""
+    last step is peeled. With ``splits > 1`` (split-K; the caller checked :func:`split_reason`
+    and that ``splits * BK`` divides ``K``) the grid's z runs ``splits`` slices of ``k`` too, each
+    block's sums start from 0 and go to a workspace, and a point-wise nest after the launch adds
+    them to the initial values in slice order and runs the epilogue, a thread per element."""
     nest = c.nest
     loc = nest.location
     host = host or HostPlan(nest.parent)
-    b, m, n, k = c.sizes
+    b, m, n, k_all = c.sizes
+    k = k_all // splits  # the k of each block
     tx_n, ty_n = tiles.threads
-    grid = [host.constant(-(-n // tiles.BN)), host.constant(-(-m // tiles.BM)), host.constant(b)]
+    grid = [host.constant(-(-n // tiles.BN)), host.constant(-(-m // tiles.BM)), host.constant(b * splits)]
+    workspace = None
+    if splits > 1:
+        shape = (splits, *(c.trips[id(lp)] for lp in c.band))
+        workspace = AllocOp(memref(shape, c.red.results[0].type), location=loc, name_hint="partial_sums")
+        nest.parent.insert_before(nest, workspace)
     launch = new_launch(host, nest, grid, (tx_n, ty_n, 1))
     bx, by, bz, tx, ty = launch.body.args[:5]
     e = _Emitter(launch.body.ops[-1], loc)
-    kernel = _Kernel(c, tiles, e.apply(_d(1) * tx_n + _d(0), [tx, ty], "tid"), bx, by, tx, ty,
-                     {c.batch.induction_var: bz} if c.batch is not None else {})
+    batch_at, koff, slice_at = bz, None, None
+    if splits > 1:
+        batch_at = e.apply(_d(0) % b, [bz], "batch") if b > 1 else None
+        slice_at = e.apply(_d(0).floordiv(b), [bz], "slice")
+        koff = e.apply(_d(0) * k, [slice_at], "k_first")
+    kernel = _Kernel(c, tiles, e, e.apply(_d(1) * tx_n + _d(0), [tx, ty], "tid"), bx, by, tx, ty,
+                     e.ivs(c.batch, c.trips, batch_at) if c.batch else {}, koff)
     kernel.rows = [e.apply(_d(0) * tiles.BM + tiles.offset(_d(1), r, "A"), [by, ty], f"i{r}") for r in range(tiles.TM)]
     kernel.cols = [e.apply(_d(0) * tiles.BN + tiles.offset(_d(1), q, "B"), [bx, tx], f"j{q}") for q in range(tiles.TN)]
+    kernel.row_ivs = [e.ivs(c.rows, c.trips, v) for v in kernel.rows]
+    kernel.col_ivs = [e.ivs(c.cols, c.trips, v) for v in kernel.cols]
     for ld in kernel.loads:
         p = tiles.BM if c.packs[id(ld)] == "A" else tiles.BN
         row = p + (SHARED_PAD if kernel.k_fast(ld) else 0)
-        kernel.shared[id(ld)] = e.add(AllocOp(memref((tiles.BK, row), ld.result.type, WORKGROUP), location=loc,
-                                              name_hint=f"{ld.memref.name_hint or 'x'}_shared")).results[0]
+        name = read_load(ld).memref.name_hint or "x"
+        kernel.shared[id(ld)] = e.add(AllocOp(memref((tiles.BK, row), ld.results[0].type, WORKGROUP), location=loc,
+                                              name_hint=f"{name}_shared")).results[0]
+    for ld in kernel.loads:  # each copy's row/column, once, before the k loop
+        for p_expr, _ in kernel.copies(ld):
+            kernel.row_or_col(c.packs[id(ld)], p_expr)
+    zero_sum = _identity(e, c) if splits > 1 else None
     inits = []  # the ops before the reduction, per element of the register tile
     for r in range(tiles.TM):
         for q in range(tiles.TN):
@@ -278,7 +171,41 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             for op in c.pre:
                 e.add(op.clone(mapping))
             kernel.pre_values[(r, q)] = {v: mapping[v] for op in c.pre for v in op.results}
-            inits.append(mapping.get(c.red.inits[0], c.red.inits[0]))
+            inits.append(zero_sum or mapping.get(c.red.inits[0], c.red.inits[0]))
+    finals = _k_loops(kernel, e, host, inits, k, prefetch)
+    for r in range(tiles.TM):  # the epilogue per element
+        for q in range(tiles.TN):
+            mapping = kernel.element(r, q)
+            mapping[c.red.results[0]] = finals[r * tiles.TN + q]
+            at = e
+            if m % tiles.BM or n % tiles.BN:  # only inside the sizes
+                cond = IntegerSet(2, 0, (AffineExpr.constant(m - 1) - _d(0), AffineExpr.constant(n - 1) - _d(1)))
+                guard = e.add(AffineIfOp(cond, [kernel.rows[r], kernel.cols[q]], location=loc))
+                at = _Emitter(guard.then_block.ops[-1], loc)
+            if workspace is None:
+                for op in c.post:
+                    at.add(op.clone(mapping))
+                continue
+            index = [slice_at] + [mapping[lp.induction_var] for lp in c.band]
+            at.add(AffineStoreOp(finals[r * tiles.TN + q], workspace.results[0], AffineMap.identity(len(index)),
+                                 index, location=loc))
+    if workspace is not None:
+        _add_partial_sums(c, workspace.results[0], splits, host)
+    nest.erase()
+    return launch
+
+
+def _identity(e: _Emitter, c: Contraction) -> Value:
+    """The first value of each slice's sums: ``-0.0`` (the identity of ``addf``) or integer 0."""
+    rtype = c.red.results[0].type
+    value = -0.0 if is_float(rtype) else 0
+    return e.add(ConstantOp.of(value, rtype, location=e.location)).results[0]
+
+
+def _k_loops(kernel: _Kernel, e: _Emitter, host: HostPlan, inits: list[Value], k: int, prefetch: bool) -> list[Value]:
+    """The loops over the k steps of one block (``k`` values of the reduction from the block's
+    first): shared copies, barriers, register-tile steps; the sums of the register tile."""
+    tiles, loc = kernel.tiles, e.location
     if prefetch:
         zero = host.constant(0)
         regs = [v for ld in kernel.loads for v in kernel.global_loads(e, ld, zero)]
@@ -298,32 +225,56 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
         last = host.constant(steps * tiles.BK)
         kernel.store_shared(e, list(loop.results[len(inits):]))
         e.add(BarrierOp(location=loc))
-        finals = kernel.compute(e, last, list(loop.results[:len(inits)]), last_step=k - steps * tiles.BK)
-    else:
-        loop = e.add(AffineForOp(0, [], k, [], tiles.BK, inits, iv_name="kt", location=loc))
-        body = _Emitter(_marker(loop), loc)
-        kt = loop.induction_var
-        values = [v for ld in kernel.loads for v in kernel.global_loads(body, ld, kt)]
-        kernel.store_shared(body, values)
-        body.add(BarrierOp(location=loc))
-        accs = kernel.compute(body, kt, list(loop.body.args[1:]), k_bound=k)
-        body.add(BarrierOp(location=loc))
-        body.add(AffineYieldOp(accs, location=loc))
-        body.anchor.erase()
-        finals = list(loop.results)
-    for r in range(tiles.TM):  # the epilogue per element
-        for q in range(tiles.TN):
-            mapping = kernel.element(r, q)
-            mapping[c.red.results[0]] = finals[r * tiles.TN + q]
-            at = e
-            if m % tiles.BM or n % tiles.BN:  # only inside the sizes
-                cond = IntegerSet(2, 0, (AffineExpr.constant(m - 1) - _d(0), AffineExpr.constant(n - 1) - _d(1)))
-                guard = e.add(AffineIfOp(cond, [kernel.rows[r], kernel.cols[q]], location=loc))
-                at = _Emitter(guard.then_block.ops[-1], loc)
-            for op in c.post:
-                at.add(op.clone(mapping))
-    nest.erase()
-    return launch
+        return kernel.compute(e, last, list(loop.results[:len(inits)]), last_step=k - steps * tiles.BK)
+    loop = e.add(AffineForOp(0, [], k, [], tiles.BK, inits, iv_name="kt", location=loc))
+    body = _Emitter(_marker(loop), loc)
+    kt = loop.induction_var
+    values = [v for ld in kernel.loads for v in kernel.global_loads(body, ld, kt)]
+    kernel.store_shared(body, values)
+    body.add(BarrierOp(location=loc))
+    accs = kernel.compute(body, kt, list(loop.body.args[1:]), k_bound=k)
+    body.add(BarrierOp(location=loc))
+    body.add(AffineYieldOp(accs, location=loc))
+    body.anchor.erase()
+    return list(loop.results)
+
+
+#: Threads per block of the launch adding split-K slices.
+COMBINE_THREADS = 256
+
+
+def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostPlan) -> None:
+    """After the tiled launch: a launch with a thread per element of the band (its linear index
+    delinearized into the band's induction values) running the ops before the reduction, the
+    initial value combined with the slices' sums in slice order (the reduction's own combining
+    op), then the epilogue; then the workspace freed."""
+    loc = c.nest.location
+    total = math.prod(c.trips[id(lp)] for lp in c.band)
+    one = host.constant(1)
+    launch = new_launch(host, c.nest, [host.constant(-(-total // COMBINE_THREADS)), one, one],
+                        (COMBINE_THREADS, 1, 1))
+    bx, tx = launch.body.args[0], launch.body.args[3]
+    e = _Emitter(launch.body.ops[-1], loc)
+    linear = e.apply(_d(0) * COMBINE_THREADS + _d(1), [bx, tx], "element")
+    if total % COMBINE_THREADS:
+        guard = e.add(AffineIfOp(IntegerSet(1, 0, (AffineExpr.constant(total - 1) - _d(0),)), [linear], location=loc))
+        e = _Emitter(guard.then_block.ops[-1], loc)
+    mapping = e.ivs(c.band, c.trips, linear)
+    for op in c.pre:
+        e.add(op.clone(mapping))
+    combine = analysis.iter_arg_reduction(c.inner, 0).ops[0]
+    acc_arg = c.inner.body.args[1]
+    term = next(v for v in combine.operands if v is not acc_arg)
+    acc = mapping.get(c.red.inits[0], c.red.inits[0])
+    ivs = [mapping[lp.induction_var] for lp in c.band]
+    for s in range(splits):
+        m = AffineMap(len(ivs), 0, (AffineExpr.constant(s), *(_d(i) for i in range(len(ivs)))))
+        part = e.add(AffineLoadOp(workspace, m, ivs, location=loc))
+        acc = e.add(combine.clone({acc_arg: acc, term: part.results[0]})).results[0]
+    mapping[c.red.results[0]] = acc
+    for op in c.post:
+        e.add(op.clone(mapping))
+    c.nest.parent.insert_after(c.nest, DeallocOp([workspace], location=loc))
 
 
 def _marker(loop: AffineForOp) -> Operation:
@@ -336,39 +287,47 @@ def _marker(loop: AffineForOp) -> Operation:
 
 class _Kernel:
     """What the parts of one contraction kernel share: the plan, the tiles, thread and block ids,
-    each thread's rows and columns, the shared buffers."""
+    each thread's rows and columns (linear, and as the band's induction values), the shared
+    buffers, and the row/column parts of each copy (computed once, before the k loop)."""
 
-    def __init__(self, c: Contraction, tiles: TileConfig, tid: Value, bx: Value, by: Value, tx: Value, ty: Value,
-                 base: dict):
-        self.c, self.tiles, self.tid, self.bx, self.by, self.tx, self.ty = c, tiles, tid, bx, by, tx, ty
+    def __init__(self, c: Contraction, tiles: TileConfig, top: _Emitter, tid: Value, bx: Value, by: Value,
+                 tx: Value, ty: Value, base: dict, koff: Value | None = None):
+        self.c, self.tiles, self.top, self.tid, self.bx, self.by, self.tx, self.ty = c, tiles, top, tid, bx, by, tx, ty
         self.base = base
-        self.loads = [op for op in c.red.body.ops if id(op) in c.packs]
+        self.koff = koff  # the block's first k (split-K), or None: 0
+        self.loads = [op for op in c.inner.body.ops if id(op) in c.packs]
         self.shared: dict[int, Value] = {}
         self.rows: list[Value] = []
         self.cols: list[Value] = []
+        self.row_ivs: list[dict] = []
+        self.col_ivs: list[dict] = []
         self.pre_values: dict[tuple[int, int], dict[Value, Value]] = {}  # the ops before the reduction, cloned
+        self._par: dict[tuple[str, AffineExpr], tuple[Value, dict]] = {}
 
     def element(self, r: int, q: int) -> dict:
         """The value mapping for element (r, q) of the thread's register tile (with the clones of
         the ops before the reduction, once made: the reduction and the epilogue may use them)."""
-        c = self.c
-        return {**self.base, c.rows.induction_var: self.rows[r], c.cols.induction_var: self.cols[q],
-                **self.pre_values.get((r, q), {})}
+        return {**self.base, **self.row_ivs[r], **self.col_ivs[q], **self.pre_values.get((r, q), {})}
 
-    def partial(self, ld: AffineLoadOp) -> bool:
+    def partial(self, ld: Operation) -> bool:
         """Whether some copies of ``ld`` fall past a size (M or N for its side, or K)."""
         _, m, n, k = self.c.sizes
         size, tile = (m, self.tiles.BM) if self.c.packs[id(ld)] == "A" else (n, self.tiles.BN)
         return bool(size % tile or k % self.tiles.BK)
 
-    def k_fast(self, ld: AffineLoadOp) -> bool:
-        """Whether the operand's contiguous (last) subscript moves with ``k``."""
+    def _last_uses(self, ld: Operation) -> set[Value]:
         leaves: list[Value] = []
-        subs = access_subscripts(ld, leaves)
-        kpos = next((i for i, v in enumerate(leaves) if v is self.c.red.induction_var), None)
-        return kpos is not None and subs[-1].coefficient_of_dim(kpos) != 0
+        subs = access_subscripts(read_load(ld), leaves)
+        return {leaves[i] for i in range(len(leaves)) if subs[-1].coefficient_of_dim(i) != 0}
 
-    def _layout(self, ld: AffineLoadOp) -> tuple[int, int, AffineExpr, AffineExpr]:
+    def k_fast(self, ld: Operation) -> bool:
+        """Whether the operand's contiguous (last) subscript moves with ``k`` and not with its
+        side's innermost row/column loop: the threads then copy along ``k``."""
+        last = self._last_uses(ld)
+        side_inner = self.c.side_loops(self.c.packs[id(ld)])[-1].induction_var
+        return side_inner not in last and any(lp.induction_var in last for lp in self.c.red_loops)
+
+    def _layout(self, ld: Operation) -> tuple[int, int, AffineExpr, AffineExpr]:
         """(p_size, per_thread, p, kk) of a packed load, p and kk over (copy index, tid): the
         threads' global reads run along the operand's contiguous dimension."""
         c, tiles = self.c, self.tiles
@@ -378,23 +337,24 @@ class _Kernel:
             return p_size, tiles.BK * p_size // tiles.thread_count, idx.floordiv(tiles.BK), idx % tiles.BK
         return p_size, tiles.BK * p_size // tiles.thread_count, idx % p_size, idx.floordiv(p_size)
 
-    def vector_lanes(self, ld: AffineLoadOp) -> int:
-        """Lanes of the 16-byte copies of a packed load (1: scalar copies): an f32 operand
-        contiguous along the block's rows/columns (last subscript ``p + ...``, the others free of
-        it) whose per-thread share is a multiple of 4."""
+    def vector_lanes(self, ld: Operation) -> int:
+        """Lanes of the 16-byte copies of a packed load (1: scalar copies): a plain f32 load of
+        one row (column) loop, contiguous along it (last subscript ``p + ...``, the others free
+        of it), whose per-thread share is a multiple of 4."""
         c = self.c
-        if self.k_fast(ld) or ld.result.type != f32 or self.partial(ld):
+        par = c.side_loops(c.packs[id(ld)])
+        if (not isinstance(ld, AffineLoadOp) or len(par) != 1 or self.k_fast(ld) or ld.result.type != f32
+                or self.partial(ld)):
             return 1
-        par = c.rows if c.packs[id(ld)] == "A" else c.cols
         leaves: list[Value] = []
         subs = access_subscripts(ld, leaves)
-        ppos = next((i for i, v in enumerate(leaves) if v is par.induction_var), None)
+        ppos = next((i for i, v in enumerate(leaves) if v is par[0].induction_var), None)
         p_size, per_thread, _, _ = self._layout(ld)
         if ppos is None or subs[-1].coefficient_of_dim(ppos) != 1 or any(ppos in e.used_dims() for e in subs[:-1]):
             return 1
         return VECTOR if per_thread % VECTOR == 0 and p_size % VECTOR == 0 else 1
 
-    def _copies(self, ld: AffineLoadOp) -> list[tuple[AffineExpr, AffineExpr]]:
+    def copies(self, ld: Operation) -> list[tuple[AffineExpr, AffineExpr]]:
         """(p, kk) over (tid) of each copy of this thread (the first element of a vector copy)."""
         p_size, per_thread, p_expr, kk_expr = self._layout(ld)
         n = self.vector_lanes(ld)
@@ -408,19 +368,27 @@ class _Kernel:
             out.append(((at % (p_size // n)) * n, at.floordiv(p_size // n)))
         return out
 
-    def global_loads(self, e: _Emitter, ld: AffineLoadOp, kt: Value) -> list[Value]:
+    def row_or_col(self, side: str, p_expr: AffineExpr) -> tuple[Value, dict]:
+        """The global row (column) of a copy at block offset ``p_expr(tid)`` and the band's
+        induction values there (emitted at the top of the kernel by the first call)."""
+        key = (side, p_expr)
+        if key not in self._par:
+            c = self.c
+            p_size, block_id = (self.tiles.BM, self.by) if side == "A" else (self.tiles.BN, self.bx)
+            g = self.top.apply(_d(1) * p_size + p_expr, [self.tid, block_id], "g")
+            self._par[key] = (g, self.top.ivs(c.side_loops(side), c.trips, g))
+        return self._par[key]
+
+    def global_loads(self, e: _Emitter, ld: Operation, kt: Value) -> list[Value]:
         """This thread's share of what ``ld`` reads for the block at k step ``kt`` (one value per
         copy: scalars, or 16-byte vectors)."""
         c = self.c
-        p_size = self._layout(ld)[0]
-        side = c.packs[id(ld)]
-        par, block_id = (c.rows, self.by) if side == "A" else (c.cols, self.bx)
         n = self.vector_lanes(ld)
         out = []
-        for p_expr, kk_expr in self._copies(ld):
-            g_par = e.apply(_d(1) * p_size + p_expr, [self.tid, block_id], "g")
-            g_k = e.apply(_d(1) + kk_expr, [self.tid, kt], "gk")
-            mapping = {**self.base, par.induction_var: g_par, c.red.induction_var: g_k}
+        for p_expr, kk_expr in self.copies(ld):
+            g_par, par_ivs = self.row_or_col(c.packs[id(ld)], p_expr)
+            g_k = self.k_index(e, kk_expr, self.tid, kt, "gk")
+            mapping = {**self.base, **par_ivs, **e.ivs(c.red_loops, c.trips, g_k)}
             if n == 1 and self.partial(ld):
                 out.append(self._guarded_load(e, ld, mapping, g_par, g_k))
                 continue
@@ -432,16 +400,20 @@ class _Kernel:
                                                 location=e.location)).results[0])
         return out
 
-    def _guarded_load(self, e: _Emitter, ld: AffineLoadOp, mapping: dict, g_par: Value, g_k: Value) -> Value:
-        """``ld`` at (g_par, g_k) when both lie inside the sizes, else 0."""
+    def _guarded_load(self, e: _Emitter, ld: Operation, mapping: dict, g_par: Value, g_k: Value) -> Value:
+        """``ld`` at (g_par, g_k) when both lie inside the sizes, else 0 (only the sizes that
+        tiles do not divide are checked)."""
         _, m, n, k = self.c.sizes
-        size = m if self.c.packs[id(ld)] == "A" else n
-        cond = IntegerSet(2, 0, (AffineExpr.constant(size - 1) - _d(0), AffineExpr.constant(k - 1) - _d(1)))
-        guard = e.add(AffineIfOp(cond, [g_par, g_k], [ld.result.type], with_else=True, location=e.location))
+        size, tile = (m, self.tiles.BM) if self.c.packs[id(ld)] == "A" else (n, self.tiles.BN)
+        bounds = [AffineExpr.constant(size - 1) - _d(0)] if size % tile else []
+        bounds += [AffineExpr.constant(k - 1) - _d(1)] if k % self.tiles.BK else []
+        cond = IntegerSet(2, 0, tuple(bounds))
+        rtype = ld.results[0].type
+        guard = e.add(AffineIfOp(cond, [g_par, g_k], [rtype], with_else=True, location=e.location))
         value = ld.clone(mapping)
         guard.then_block.append(value)
         guard.then_block.append(AffineYieldOp([value.results[0]], location=e.location))
-        zero = ConstantOp.of(0, ld.result.type, location=e.location)
+        zero = ConstantOp.of(0, rtype, location=e.location)
         guard.else_block.append(zero)
         guard.else_block.append(AffineYieldOp([zero.results[0]], location=e.location))
         return guard.results[0]
@@ -451,7 +423,7 @@ class _Kernel:
         k = 0
         for ld in self.loads:
             vector_copy = self.vector_lanes(ld) > 1
-            for p_expr, kk_expr in self._copies(ld):
+            for p_expr, kk_expr in self.copies(ld):
                 m = AffineMap(1, 0, (kk_expr, p_expr))
                 cls = AffineVectorStoreOp if vector_copy else AffineStoreOp
                 e.add(cls(values[k], self.shared[id(ld)], m, [self.tid], location=e.location))
@@ -472,7 +444,7 @@ class _Kernel:
             loop = e.add(AffineForOp(0, [], steps, [], 1, accs, iv_name="kk", location=e.location))
         body = _Emitter(_marker(loop), e.location)
         kk = loop.induction_var
-        k_val = body.apply(_d(0) + _d(1), [kt, kk], "k")
+        k_ivs = body.ivs(c.red_loops, c.trips, self.k_index(body, _d(0), kk, kt, "k")) if self._k_used() else {}
         packed: dict[int, list[Value]] = {}
         for ld in self.loads:
             side = c.packs[id(ld)]
@@ -483,12 +455,11 @@ class _Kernel:
         out = []
         for r in range(tiles.TM):
             for q in range(tiles.TN):
-                mapping = self.element(r, q)
-                mapping[c.red.induction_var] = k_val
-                mapping[c.red.body.args[1]] = loop.body.args[1 + r * tiles.TN + q]
+                mapping = {**self.element(r, q), **k_ivs}
+                mapping[c.inner.body.args[1]] = loop.body.args[1 + r * tiles.TN + q]
                 for ld in self.loads:
-                    mapping[ld.result] = packed[id(ld)][r if c.packs[id(ld)] == "A" else q]
-                for op in c.red.body.ops:
+                    mapping[ld.results[0]] = packed[id(ld)][r if c.packs[id(ld)] == "A" else q]
+                for op in c.inner.body.ops:
                     if isinstance(op, AffineYieldOp):
                         out.append(mapping.get(op.operands[0], op.operands[0]))
                     elif id(op) not in c.packs:
@@ -496,6 +467,23 @@ class _Kernel:
         body.add(AffineYieldOp(out, location=e.location))
         body.anchor.erase()
         return list(loop.results)
+
+    def k_index(self, e: _Emitter, expr: AffineExpr, x: Value, kt: Value, name: str) -> Value:
+        """``kt + expr(x)`` plus the block's first k under split-K."""
+        if self.koff is None:
+            return e.apply(_d(1) + expr, [x, kt], name)
+        return e.apply(_d(1) + expr + _d(2), [x, kt, self.koff], name)
+
+    def _k_used(self) -> bool:
+        """Whether the reduction body uses the chain's induction values outside the packed reads."""
+        ivs = {lp.induction_var for lp in self.c.red_loops}
+        for op in self.c.inner.body.ops:
+            if id(op) in self.c.packs:
+                continue
+            for inner in op.walk():
+                if any(v in ivs for v in inner.operands):
+                    return True
+        return False
 
 
 # -- the pass --------------------------------------------------------------------------------------------------
@@ -510,10 +498,14 @@ class GpuSchedule(Pass):
     target: str = option("h200", "the GPU to choose tile sizes for (a name of analysis.targets)")
     tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,TM,TN (default: chosen for the target)")
     prefetch: bool = option(True, "software pipelining: load the next k step into registers during the current one")
+    split_k: int = option(0, "slices of k run by separate blocks, their sums added after (0: chosen for the target, "
+                             "1: never)")
 
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
             raise ValueError(f"tile-sizes takes BM,BN,BK,TM,TN, got {len(self.tile_sizes)} values")
+        if self.split_k < 0:
+            raise ValueError(f"split-k must be >= 0, got {self.split_k}")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         gpu = target(self.target)
@@ -525,7 +517,11 @@ class GpuSchedule(Pass):
             if isinstance(c, str):
                 ctx.note(nest, f"left for gpu-map: {c}")
                 continue
-            tiles = choose_tiles(c.sizes, gpu) if not self.tile_sizes else _forced(self.tile_sizes, c)
+            if self.tile_sizes:
+                tiles = forced_tiles(self.tile_sizes)
+            else:
+                tiles = choose_schedule(c.sizes, gpu, split=self.split_k == 0 and split_reason(c) is None,
+                                        k_inner=c.k_inner)[0]
             reason = partial_tile_reason(c, tiles) if tiles is not None else None
             if reason is not None:
                 ctx.note(nest, f"left for gpu-map: {reason}")
@@ -535,40 +531,31 @@ class GpuSchedule(Pass):
                                f"block (whole copies per thread, TM/TN multiples of {GROUP} or below it, at most "
                                f"1024 threads)")
                 continue
+            splits, why = self._splits(c, tiles, gpu)
+            if why:
+                ctx.note(nest, why)
             host = host or HostPlan(func.body)
             try:
-                launch = schedule_contraction(c, tiles, host, prefetch=self.prefetch)
+                launch = schedule_contraction(c, tiles, host, prefetch=self.prefetch, splits=splits)
             except TransformError as err:  # pragma: no cover - the plan checked what the build needs
                 ctx.refused(nest, err)
                 continue
-            ctx.applied(launch, f"contraction {c.describe()} of ({loop_name(c.rows)}, {loop_name(c.cols)}) over "
-                                f"({loop_name(c.red)}): {tiles.describe()}, {len(c.packs)} operand(s) packed in shared "
-                                f"memory")
+            ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
+                                f"({c.loops_of(c.red_loops)}): {tiles.describe()}, {len(c.packs)} operand(s) packed in "
+                                f"shared memory" + (f", k split in {splits} slices" if splits > 1 else ""))
 
-
-
-def _forced(sizes: tuple[int, ...], c: Contraction) -> TileConfig | None:
-    """The tiles of ``tile-sizes`` when each thread gets whole copies, its register tile whole runs
-    of :data:`GROUP` rows/columns (or fewer), and the block is valid."""
-    t = TileConfig(*sizes)
-    x, y = t.threads
-    ok = (t.BM % t.TM == 0 and t.BN % t.TN == 0 and t.TM % min(GROUP, t.TM) == 0 and t.TN % min(GROUP, t.TN) == 0
-          and (t.BK * t.BM) % t.thread_count == 0
-          and (t.BK * t.BN) % t.thread_count == 0 and x * y <= 1024)
-    return t if ok else None
-
-
-def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
-    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None: the initial values and the
-    reduction run for every element of a partial tile, so they must not access memory by row or
-    column except through the packed (guarded) operands."""
-    _, m, n, _ = c.sizes
-    if not (m % tiles.BM or n % tiles.BN):
-        return None
-    if any(op.name.startswith(("affine.load", "affine.store", "memref.")) or op.regions for op in c.pre):
-        return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
-                f"values past the sizes, and they access memory")
-    if c.direct:
-        return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would run its reduction past "
-                f"the sizes, and it reads {value_name(c.direct[0].memref)} by row or column (not packed)")
-    return None
+    def _splits(self, c: Contraction, tiles: TileConfig, gpu: GPUTarget) -> tuple[int, str | None]:
+        """The k slices for ``c`` with ``tiles`` (split-k when > 1, else the cost model's choice
+        when 0) and a note when a forced split cannot be used."""
+        if self.split_k == 1:
+            return 1, None
+        why = split_reason(c)
+        if self.split_k > 1:
+            steps = c.sizes[3] // tiles.BK if c.sizes[3] % tiles.BK == 0 else 0
+            if why is None and (not steps or steps % self.split_k):
+                why = f"{self.split_k} slices do not divide the k steps ({c.sizes[3]} by {tiles.BK})"
+            return (1, f"split-k={self.split_k} not used: {why}") if why else (self.split_k, None)
+        if why:
+            return 1, None
+        options = split_candidates(c.sizes, tiles, gpu)
+        return min(options, key=lambda s: (estimate_seconds(c.sizes, tiles, s, gpu), s)), None

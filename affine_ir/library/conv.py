@@ -1,10 +1,11 @@
 """Convolutions: ``conv2d`` and ``depthwise_conv2d`` (NCHW or NHWC).
 
 Output size per spatial dim: ``Ho = (H + 2*pad - dil*(KH - 1) - 1) // stride + 1`` (an
-affine expression of the symbols when sizes are symbolic). Padding reads nothing out of
-bounds: the accumulation sits in an ``affine.if`` that checks the input index
-``h*stride + kh*dil - pad`` against ``[0, H)`` (only on padded dims), so padded taps
-contribute zero. Accumulation follows :mod:`.linalg`: zero-init nest, then a perfect nest
+affine expression of the symbols when sizes are symbolic). Padding is zero padding, as in
+PyTorch, and reads nothing out of bounds: the input value of a tap is an ``affine.if`` that
+checks the input index ``h*stride + kh*dil - pad`` against ``[0, H)`` (only on padded dims)
+and yields the loaded value inside, ``0.0`` outside; every tap then adds ``x * filter``.
+Accumulation follows :mod:`.linalg`: zero-init nest, then a perfect nest
 ``out += in * filter`` in f32 (an f32 ``%acc`` plus a rounding nest for f16/bf16).
 :func:`emit_conv2d` emits those two nests into any accumulator, for composites
 (``conv2d_bias_relu``) that add their own epilogue.
@@ -46,6 +47,19 @@ def window_guard(k: Kernel, h, w, kh, kw, H, W, stride, pad, dil) -> list:
     return conds
 
 
+def padded_load(k: Kernel, mem: Value, indices: list, conds: list) -> Value:
+    """``mem[indices]`` converted to the compute type where ``conds`` hold, else ``0.0``: an
+    ``affine.if`` yielding the value (a plain load when ``conds`` is empty)."""
+    if not conds:
+        return k.load(mem, indices)
+    guard = k.b.affine_if(*conds, result_types=[k.ctype], with_else=True)
+    with guard.then_():
+        k.b.yield_(k.load(mem, indices))
+    with guard.else_():
+        k.b.yield_(k.const(0.0))
+    return guard.results[0]
+
+
 def input_index(h, w, kh, kw, stride, pad, dil):
     return h * stride[0] + kh * dil[0] - pad[0], w * stride[1] + kw * dil[1] - pad[1]
 
@@ -66,8 +80,8 @@ def conv2d_shapes(N, C, H, W, F, KH, KW, stride, padding, dilation, layout: str)
 
 def emit_conv2d(k: Kernel, inp: Value, flt: Value, acc: Value, sizes, geometry, layout: str = "NCHW") -> list:
     """Emit ``acc = conv2d(inp, flt)`` as two nests (zero-init of ``acc`` over the output
-    loops, then the guarded accumulation over output and reduction loops) and return the
-    output loop specs (``[(%n, N), (%f, F), (%h, Ho), (%w, Wo)]`` for NCHW), so that a
+    loops, then the accumulation over output and reduction loops, the input read
+    zero-padded) and return the output loop specs (``[(%n, N), (%f, F), (%h, Ho), (%w, Wo)]`` for NCHW), so that a
     caller can add an epilogue nest over the same loops. ``sizes`` and ``geometry`` are as
     :func:`conv2d_shapes` returns them; ``acc`` is indexed like the output."""
     N, C, H, W, F, KH, KW = sizes
@@ -91,15 +105,12 @@ def emit_conv2d(k: Kernel, inp: Value, flt: Value, acc: Value, sizes, geometry, 
     def terms(ivs):
         n, f, h, w, c, kh, kw = unpack(ivs)
         ih, iw = input_index(h, w, kh, kw, st, pd, dl)
-        x = k.load(inp, [n, c, ih, iw] if nchw else [n, ih, iw, c])
+        x = padded_load(k, inp, [n, c, ih, iw] if nchw else [n, ih, iw, c],
+                        window_guard(k, h, w, kh, kw, H, W, st, pd, dl))
         y = k.load(flt, [f, c, kh, kw] if nchw else [kh, kw, c, f])
         return [x, y]
 
-    def guard(ivs):
-        n, f, h, w, c, kh, kw = unpack(ivs)
-        return window_guard(k, h, w, kh, kw, H, W, st, pd, dl)
-
-    emit_contraction(k, acc, out_loops, red_loops, lambda ivs: ivs[:4], terms, init=0.0, guard=guard)
+    emit_contraction(k, acc, out_loops, red_loops, lambda ivs: ivs[:4], terms, init=0.0)
     return out_loops
 
 
@@ -157,15 +168,11 @@ def depthwise_conv2d(N, C, H, W, KH, KW, stride=1, padding=0, dilation=1, layout
         def terms(ivs):
             n, c, h, w, kh, kw = unpack(ivs)
             ih, iw = input_index(h, w, kh, kw, st, pd, dl)
-            x = k.load(inp, [n, c, ih, iw] if nchw else [n, ih, iw, c])
+            x = padded_load(k, inp, [n, c, ih, iw] if nchw else [n, ih, iw, c],
+                            window_guard(k, h, w, kh, kw, H, W, st, pd, dl))
             y = k.load(flt, [c, kh, kw] if nchw else [kh, kw, c])
             return [x, y]
 
-        def guard(ivs):
-            n, c, h, w, kh, kw = unpack(ivs)
-            return window_guard(k, h, w, kh, kw, H, W, st, pd, dl)
-
-        emit_contraction(k, acc, out_loops, [("kh", KH), ("kw", KW)], lambda ivs: ivs[:4], terms,
-                         init=0.0, guard=guard)
+        emit_contraction(k, acc, out_loops, [("kh", KH), ("kw", KW)], lambda ivs: ivs[:4], terms, init=0.0)
         k.copy_out(acc, out, out_loops, lambda ivs: ivs)
     return k.module

@@ -119,7 +119,7 @@ def conv2d_bias_relu(N, C, H, W, F, KH, KW, stride=1, padding=0, dilation=1, dty
     or (h, w) pairs; sizes may be symbolic. Nests, joined by the f32 temporary
     ``%acc[N, F, Ho, Wo]``: ``acc = 0`` over ``(%n, %f, %h, %w)``; ``acc[n, f, h, w] +=
     input[n, c, h*sh + kh*dh - ph, w*sw + kw*dw - pw] * filter[f, c, kh, kw]`` over
-    ``(%n, %f, %h, %w, %c, %kh, %kw)`` (in an ``affine.if`` when padded); the epilogue
+    ``(%n, %f, %h, %w, %c, %kh, %kw)`` (the input read zero-padded by an ``affine.if``); the epilogue
     ``output[n, f, h, w] = max(acc[n, f, h, w] + bias[f], 0)`` over ``(%n, %f, %h, %w)``,
     rounded once when stored.
     """

@@ -69,7 +69,7 @@ no overflow, no NaN; no division anywhere).
 
 from __future__ import annotations
 
-from .checks import assert_equivalent, kernel_function, program_features, run
+from .checks import assert_equivalent, assert_same_bits_in_both_thread_orders, kernel_function, program_features, run
 from .examples import EXAMPLES
 from .fusion_programs import ACC_BOUND, fusion_features, fusion_programs, fusion_programs_with_inputs
 from .library_cases import CPU_CASES, LIBRARY_CASES, library_inputs, uses_inexact_ops
@@ -78,6 +78,7 @@ from .strategies import inputs, numpy_dtype, programs, programs_with_inputs
 from .trace import Access, TraceError, trace_accesses
 
 __all__ = [
+    "assert_same_bits_in_both_thread_orders",
     "Access", "TraceError", "trace_accesses",
     "ACC_BOUND", "fusion_features", "fusion_programs", "fusion_programs_with_inputs",
     "ELEMENT_BOUND", "EXAMPLES", "SYMBOL_RANGE", "VALUE_RANGE", "assert_equivalent", "inputs", "kernel_function",

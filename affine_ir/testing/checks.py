@@ -57,6 +57,25 @@ def run(module: ModuleOp | str, args: Sequence, fn: str | None = None) -> list:
     return [a for a in copies if isinstance(a, np.ndarray)] + list(returned)
 
 
+def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | str, args: Sequence,
+                                           context: object = "") -> None:
+    """:func:`run` ``module`` (mapped IR with ``gpu.launch``) twice, its threads in their order
+    and then reversed (:func:`affine_ir.interp.gpu.reversed_schedule`, which exposes races), and
+    assert both give exactly the bits of ``want`` (what the original program gave)."""
+    from ..interp.gpu import reversed_schedule
+
+    for order in ("forward", "reversed"):
+        if order == "reversed":
+            with reversed_schedule():
+                got = run(module, args)
+        else:
+            got = run(module, args)
+        for w, g in zip(want, got):
+            w, g = np.asarray(w), np.asarray(g)
+            assert w.dtype == g.dtype and np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)), (
+                f"{context}: {order} thread order differs")
+
+
 def _output_names(module: ModuleOp, args: Sequence, fn: str | None) -> list[str]:
     try:
         f = kernel_function(module, fn)

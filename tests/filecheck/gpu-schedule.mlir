@@ -31,7 +31,7 @@ func.func @matmul(%A: memref<64x16xf32>, %B: memref<16x64xf32>, %C: memref<64x64
 // CHECK-NEXT: affine.store %5, %A_shared[%tid mod 8, %tid floordiv 8]
 // CHECK-NEXT: affine.store %6, %B_shared[%tid floordiv 32, %tid mod 32]
 // CHECK-NEXT: gpu.barrier
-// CHECK: %a_0 = affine.load %A[%g_1, %gk_1] : memref<64x16xf32>
+// CHECK: %a_0 = affine.load %A[%g, %gk_1] : memref<64x16xf32>
 // CHECK: %7:4 = affine.for %kk = 0 to 8 iter_args(%8 = %1, %9 = %2, %10 = %3, %11 = %4)
 // CHECK: %12 = affine.load %A_shared[%kk, %ty * 2] : memref<8x36xf32, #gpu.address_space<workgroup>>
 // CHECK: %15 = affine.load %B_shared[%kk, %tx * 2 + 1] : memref<8x32xf32, #gpu.address_space<workgroup>>

@@ -1,0 +1,99 @@
+"""Fit the constants of gpu-schedule's cost model to measured sweeps (needs scipy).
+
+Reads the tables ``benchmarks/gpu_tiles.py`` printed (recorded in ``benchmarks/data/``), fits
+by least squares on log time the per-configuration shares of the fp32 rate, the warps that hide
+latency and the two launch costs of ``transforms.schedule_gpu_plan.estimate_seconds`` (the
+blocks resident per multiprocessor are fixed from the registers), prints them with the RMS error,
+and for every workload the fitted model's pick next to the best measured candidate::
+
+    python benchmarks/fit_gpu_tiles.py benchmarks/data/gpu_tiles_2026-11-29.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+#: The configurations fitted, (BM, BN, BK, TM, TN), with their resident blocks per multiprocessor.
+CONFIGS = {(128, 128, 16, 8, 8): 2, (128, 64, 16, 8, 4): 3, (64, 64, 8, 4, 4): 4, (32, 32, 8, 2, 2): 8}
+SM_COUNT, FP32_FLOPS, DRAM_BYTES_S, WARPS_PER_BLOCK = 132, 66.9e12, 4.8e12, 8
+
+
+def rows(paths: list[str], sizes_of: dict) -> list[tuple]:
+    """(sizes, config, slices, seconds, anchor seconds, workload) of every measured row of the
+    configurations in :data:`CONFIGS` (a later row of the same workload, configuration and
+    slices replaces an earlier one)."""
+    out = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 6 or cells[0] not in sizes_of:
+                continue
+            m = re.match(r"(\d+)x(\d+)x(\d+) (\d+)x(\d+)", cells[1])
+            if m is None:
+                continue
+            try:
+                ours, anchor = float(cells[4]) * 1e-3, float(cells[5]) * 1e-3
+            except ValueError:
+                continue
+            cfg = tuple(int(x) for x in m.groups())
+            if cfg in CONFIGS:
+                out[(cells[0], cfg, int(cells[2]))] = (sizes_of[cells[0]], cfg, int(cells[2]), ours, anchor, cells[0])
+    return list(out.values())
+
+
+def model(p, sizes, cfg, splits) -> float:
+    rates, warps0, launch, split_launch = p[:4], p[4], p[5], p[6]
+    b, m, n, k = sizes
+    i = list(CONFIGS).index(cfg)
+    blocks = b * -(-m // cfg[0]) * -(-n // cfg[1]) * splits
+    per_sm = -(-blocks // SM_COUNT)
+    warps = min(per_sm, CONFIGS[cfg]) * WARPS_PER_BLOCK
+    rate = FP32_FLOPS / SM_COUNT * rates[i] * min(1.0, warps / warps0)
+    t = launch + per_sm * 2 * cfg[0] * cfg[1] * -(-k // splits) / rate
+    if splits > 1:
+        t += split_launch + 8 * b * m * n * splits / DRAM_BYTES_S
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tables", nargs="+")
+    ns = ap.parse_args(argv)
+    import gpu as bench
+    import gpu_tiles
+    from scipy.optimize import least_squares
+
+    sizes_of = {w.label: gpu_tiles.contraction_sizes(w.build()) for w in bench.workloads()
+                if w.group == "conv2d" or w.name == "matmul"}
+    data = rows(ns.tables, sizes_of)
+
+    def residuals(p):
+        return [math.log(model(p, s, c, k) / t) for s, c, k, t, _, _ in data]
+
+    fit = least_squares(residuals, [0.6, 0.4, 0.2, 0.08, 16, 5e-6, 1e-5],
+                        bounds=([0.01] * 4 + [1, 0, 0], [1.0] * 4 + [128, 1e-4, 1e-4]))
+    p = fit.x
+    rms = math.sqrt(sum(r * r for r in residuals(p)) / len(data))
+    print(f"{len(data)} kernels; rates {[round(float(x), 3) for x in p[:4]]} for {list(CONFIGS)}; latency warps "
+          f"{p[4]:.1f}; launch {p[5] * 1e6:.1f} us; split launch {p[6] * 1e6:.1f} us; RMS log error {rms:.3f}")
+    by: dict[str, list] = {}
+    for s, c, k, t, a, name in data:
+        by.setdefault(name, []).append((model(p, s, c, k), t, a, c, k))
+    print("| workload | model's pick | its time (anchor / ours) | best measured | its time (anchor / ours) |")
+    print("|---|---|---:|---|---:|")
+    for name, cands in by.items():
+        pick, best = min(cands), min(cands, key=lambda x: x[1])
+        print(f"| {name} | {pick[3]} x{pick[4]} | {pick[1] * 1e3:.4f} ms ({pick[2] / pick[1]:.2f}x) | "
+              f"{best[3]} x{best[4]} | {best[1] * 1e3:.4f} ms ({best[2] / best[1]:.2f}x) |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
