@@ -377,3 +377,34 @@ def test_pass_options_max_iterations_and_test_convergence():
     out = pm.run(m)
     assert not [d for d in pm.trace.decisions if d.kind == "refused"]
     assert not canonicalize(out)
+
+
+def test_cached_rewrites_are_not_reused_over_erased_values():
+    """``RangeContext.cached`` returns a stored rewrite only while every value it uses is still
+    in the function: a loop erased by a rewrite of the same sweep makes its IV stale."""
+    from affine_ir.affine_expr import dim
+    from transforms.canonicalize_ranges import RangeContext
+
+    m = air.parse("""
+    func.func @f(%A: memref<8xf32>) {
+      affine.for %i = 0 to 8 {
+        %x = affine.load %A[%i] : memref<8xf32>
+        affine.store %x, %A[%i] : memref<8xf32>
+      }
+      return
+    }""")
+    loop = next(op for op in m.walk() if op.name == "affine.for")
+    ctx = RangeContext()
+    k = ctx.index(loop.induction_var)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return dim(k) + 1
+
+    key = ("test", dim(k))
+    assert ctx.cached(key, compute) == dim(k) + 1 and ctx.cached(key, compute) == dim(k) + 1
+    assert len(calls) == 1  # reused while the loop is in the function
+    loop.erase()
+    ctx.cached(key, compute)
+    assert len(calls) == 2  # recomputed: the IV's loop is gone

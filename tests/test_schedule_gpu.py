@@ -16,7 +16,7 @@ import runtime
 from affine_ir.interp.gpu import reversed_schedule
 from affine_ir.testing import assert_same_bits_in_both_thread_orders, library_inputs, run
 from analysis.targets import target
-from transforms import PassManager
+from transforms import PassManager, PipelineError
 from transforms.schedule_gpu import TileConfig, choose_schedule, plan_contraction
 
 GPU = runtime.gpu_available()
@@ -345,3 +345,77 @@ def test_bound_call_keeps_its_temporaries_until_closed():
     with pytest.raises(runtime.LaunchError, match="closed"):
         call()
     np.testing.assert_allclose(got[-1].astype(np.float64), want[-1].astype(np.float64), rtol=1e-5, atol=1e-6)
+
+
+GUARDED = """
+func.func @f(%A: memref<20x48xf32>, %B: memref<48x18xf32>, %S: memref<18xf32>, %C: memref<20x18xf32>) {
+  %cst = arith.constant 0.5 : f32
+  affine.for %i = 0 to 20 {
+    affine.for %j = 0 to 18 {
+      %s = affine.load %S[%j] : memref<18xf32>
+      %0 = affine.for %k = 0 to 48 iter_args(%acc = %cst) -> (f32) {
+        %g = affine.if affine_set<(d0, d1) : (d0 - d1 - 1 >= 0)>(%k, %i) -> f32 {
+          %1 = affine.load %A[%i, %k] : memref<20x48xf32>
+          affine.yield %1 : f32
+        } else {
+          affine.yield ELSE : f32
+        }
+        %2 = affine.load %B[%k, %j] : memref<48x18xf32>
+        %3 = arith.mulf %g, %2 : f32
+        %4 = arith.addf %acc, %3 : f32
+        affine.yield %4 : f32
+      }
+      affine.store %0, %C[%i, %j] : memref<20x18xf32>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("other, scheduled", [("%cst", True), ("%acc", False), ("%s", False)])
+def test_guarded_reads_using_values_of_the_nest_are_not_packed(other, scheduled):
+    """A guarded read is packed only when its branches use nothing computed in the nest but
+    induction variables (review finding: an else-branch yielding the running sum or a value
+    computed before the reduction made the pass fail)."""
+    m = air.parse(GUARDED.replace("ELSE", other))
+    pm = PassManager.parse(pipeline("{tile-sizes=32,32,8,2,2}"))
+    out = pm.run(m)
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert any("contraction" in n for n in notes) == scheduled, notes
+    if not scheduled:
+        assert any("uses a value computed in the nest" in n for n in notes), notes
+    args = library_inputs(m, 0)
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args, other)
+
+
+def test_no_vector_copies_through_a_floordiv_of_the_column():
+    """16-byte copies need the column to move the address by exactly 1 (review finding:
+    ``B[k, j + j floordiv 2]`` was copied as 4 consecutive elements)."""
+    m = air.parse("""
+    func.func @f(%A: memref<8x16xf32>, %B: memref<16x100xf32>, %C: memref<8x64xf32>) {
+      %z = arith.constant 0.0 : f32
+      affine.for %i = 0 to 8 {
+        affine.for %j = 0 to 64 {
+          %r = affine.for %k = 0 to 16 iter_args(%acc = %z) -> (f32) {
+            %a = affine.load %A[%i, %k] : memref<8x16xf32>
+            %b = affine.load %B[%k, %j + %j floordiv 2] : memref<16x100xf32>
+            %p = arith.mulf %a, %b : f32
+            %s = arith.addf %acc, %p : f32
+            affine.yield %s : f32
+          }
+          affine.store %r, %C[%i, %j] : memref<8x64xf32>
+        }
+      }
+      return
+    }""")
+    out = PassManager.parse(pipeline("{tile-sizes=128,64,16,8,4 split-k=1}")).run(m)
+    assert "affine.vector_load %B" not in str(out)
+    args = library_inputs(m, 0)
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args)
+
+
+@pytest.mark.parametrize("sizes", ["0,32,8,2,2", "32,32,0,2,2", "32,32,8,0,2", "-32,32,8,2,2"])
+def test_tile_sizes_must_be_positive(sizes):
+    with pytest.raises(PipelineError, match="tile-sizes must be positive"):
+        PassManager.parse(f"gpu-schedule{{tile-sizes={sizes}}}")

@@ -61,14 +61,7 @@ def _index_const(v: Value) -> int | None:
 
 def _compose(ctx: RangeContext, exprs: list[AffineExpr]) -> list[AffineExpr]:
     """``exprs`` with every affine.apply value composed in and index constants folded."""
-    out = []
-    for e in exprs:
-        key = ("compose", e)
-        c = ctx.rewritten.get(key)
-        if c is None:
-            c = ctx.rewritten[key] = _compose_all(ctx, [e])[0]
-        out.append(c)
-    return out
+    return [ctx.cached(("compose", e), lambda e=e: _compose_all(ctx, [e])[0]) for e in exprs]
 
 
 def _compose_all(ctx: RangeContext, exprs: list[AffineExpr]) -> list[AffineExpr]:
@@ -117,11 +110,7 @@ def _complexity(e: AffineExpr) -> int:
 
 def _simplify(ctx: RangeContext, e: AffineExpr) -> AffineExpr:
     """``e`` simplified on the ranges of its values (div/mod folding, strided IVs, constants)."""
-    key = ("simplify", e)
-    out = ctx.rewritten.get(key)
-    if out is None:
-        out = ctx.rewritten[key] = _simplify_once(ctx, e)
-    return out
+    return ctx.cached(("simplify", e), lambda: _simplify_once(ctx, e))
 
 
 def _simplify_once(ctx: RangeContext, e: AffineExpr) -> AffineExpr:

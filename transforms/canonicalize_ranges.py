@@ -44,6 +44,31 @@ def max_opt(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
 
 
+def _in_function(v) -> bool:
+    """Whether ``v`` (a value, or a :meth:`RangeContext.fresh` placeholder) is still defined in
+    a function: its op (or block) is attached up to a ``func.func`` or module."""
+    if not isinstance(v, Value):
+        return True
+    if isinstance(v, BlockArgument):
+        block = v.block
+        if v.index >= len(block.args) or block.args[v.index] is not v:
+            return False
+    else:
+        block = v.op.parent
+        if block is None:
+            return v.op.name in ("func.func", "builtin.module")
+    while True:
+        region = block.parent
+        op = region.parent if region is not None else None
+        if op is None:
+            return False
+        if op.name in ("func.func", "builtin.module"):
+            return True
+        if op.parent is None:
+            return False
+        block = op.parent
+
+
 class RangeContext(Sequence):
     """Value numbering and bounds; also the ``dim_ranges`` sequence of :meth:`AffineExpr.bounds`."""
 
@@ -55,7 +80,8 @@ class RangeContext(Sequence):
         self._budget = budget
         #: Results of the canonicalizer's expression rewrites, by expression over value dims:
         #: an expression means the same wherever it is used (value dims name values), so
-        #: repeated subscripts and conditions are simplified once per sweep.
+        #: repeated subscripts and conditions are simplified once per sweep. Read them with
+        #: :meth:`cached` (a result over a value erased since is not reused).
         self.rewritten: dict[tuple[str, AffineExpr], AffineExpr] = {}
 
     # -- numbering ------------------------------------------------------------------
@@ -65,6 +91,15 @@ class RangeContext(Sequence):
             k = self._ids[v] = len(self._values)
             self._values.append(v)
         return k
+
+    def cached(self, key: tuple[str, AffineExpr], compute) -> AffineExpr:
+        """``self.rewritten[key]`` when every value it uses is still in a function (values
+        replaced and erased by a rewrite of this sweep are not), else ``compute()``, stored."""
+        hit = self.rewritten.get(key)
+        if hit is not None and all(_in_function(self._values[k]) for k in hit.used_dims()):
+            return hit
+        out = self.rewritten[key] = compute()
+        return out
 
     def value(self, k: int) -> Value:
         """The value numbered ``k`` (an opaque placeholder for a :meth:`fresh` dim)."""

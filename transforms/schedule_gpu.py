@@ -339,8 +339,8 @@ class _Kernel:
 
     def vector_lanes(self, ld: Operation) -> int:
         """Lanes of the 16-byte copies of a packed load (1: scalar copies): a plain f32 load of
-        one row (column) loop, contiguous along it (last subscript ``p + ...``, the others free
-        of it), whose per-thread share is a multiple of 4."""
+        one row (column) loop, contiguous along it (last subscript ``p + ...`` with no
+        floordiv/mod of ``p``, the others free of it), whose per-thread share is a multiple of 4."""
         c = self.c
         par = c.side_loops(c.packs[id(ld)])
         if (not isinstance(ld, AffineLoadOp) or len(par) != 1 or self.k_fast(ld) or ld.result.type != f32
@@ -350,7 +350,8 @@ class _Kernel:
         subs = access_subscripts(ld, leaves)
         ppos = next((i for i, v in enumerate(leaves) if v is par[0].induction_var), None)
         p_size, per_thread, _, _ = self._layout(ld)
-        if ppos is None or subs[-1].coefficient_of_dim(ppos) != 1 or any(ppos in e.used_dims() for e in subs[:-1]):
+        if (ppos is None or subs[-1].coefficient_of_dim(ppos) != 1 or any(ppos in e.used_dims() for e in subs[:-1])
+                or any(ppos in t.expr.used_dims() for t in subs[-1].div_terms())):
             return 1
         return VECTOR if per_thread % VECTOR == 0 and p_size % VECTOR == 0 else 1
 
@@ -504,6 +505,8 @@ class GpuSchedule(Pass):
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
             raise ValueError(f"tile-sizes takes BM,BN,BK,TM,TN, got {len(self.tile_sizes)} values")
+        if any(t <= 0 for t in self.tile_sizes):
+            raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
         if self.split_k < 0:
             raise ValueError(f"split-k must be >= 0, got {self.split_k}")
 

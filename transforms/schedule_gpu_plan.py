@@ -183,13 +183,16 @@ def _constant_loop(loop: AffineForOp) -> int | None:
 
 
 def _leaves(op: Operation) -> list[Value]:
-    """The values the subscripts (and, for a guarded read, the condition) of a read use."""
+    """The values a read uses: the subscripts of a load; for a guarded read its condition's
+    operands, its load's subscripts and every value its branches use from outside it."""
     leaves: list[Value] = []
     if isinstance(op, AffineIfOp):
         leaves += op.operands
-        for inner in op.then_block.ops:
+        for inner in op.walk():
             if isinstance(inner, AffineLoadOp):
                 access_subscripts(inner, leaves)
+            if inner is not op:
+                leaves += [v for v in inner.operands if not _defined_in(v, op)]
     else:
         access_subscripts(op, leaves)
     return leaves
@@ -284,7 +287,7 @@ def _reduction_reads(inner: AffineForOp, roles: dict, nest: Operation) -> tuple[
         if isinstance(op, AffineLoadOp) or guarded:
             used = _uses(op, roles, nest)
             if used is None:
-                return [], f"a load in ({loop_name(inner)}) has subscripts computed in the nest"
+                return [], f"a read in ({loop_name(inner)}) uses a value computed in the nest (not a loop's IV)"
             reads.append((op, used))
     return reads, None
 
