@@ -195,6 +195,18 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     return launch
 
 
+def shared_bytes(c: Contraction, tiles: TileConfig) -> int:
+    """The shared memory of the kernel of ``c`` with ``tiles``: a ``BK x (BM or BN)`` buffer per
+    packed read (rows padded by :data:`SHARED_PAD` for an operand copied along k, counted for
+    all)."""
+    total = 0
+    for op in c.inner.body.ops:
+        if id(op) in c.packs:
+            p = tiles.BM if c.packs[id(op)] == "A" else tiles.BN
+            total += tiles.BK * (p + SHARED_PAD) * max(op.results[0].type.width // 8, 1)
+    return total
+
+
 def _identity(e: _Emitter, c: Contraction) -> Value:
     """The first value of each slice's sums: ``-0.0`` (the identity of ``addf``) or integer 0."""
     rtype = c.red.results[0].type
@@ -533,6 +545,11 @@ class GpuSchedule(Pass):
                 ctx.note(nest, f"left for gpu-map: tile-sizes={','.join(map(str, self.tile_sizes))} give no valid "
                                f"block (whole copies per thread, TM/TN multiples of {GROUP} or below it, at most "
                                f"1024 threads)")
+                continue
+            need = shared_bytes(c, tiles)
+            if need > gpu.shared_memory_per_block_optin:
+                ctx.note(nest, f"left for gpu-map: {tiles.describe()} needs {need} bytes of shared memory, "
+                               f"{gpu.name} has {gpu.shared_memory_per_block_optin} per block")
                 continue
             splits, why = self._splits(c, tiles, gpu)
             if why:
