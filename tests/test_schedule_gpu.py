@@ -419,3 +419,12 @@ def test_no_vector_copies_through_a_floordiv_of_the_column():
 def test_tile_sizes_must_be_positive(sizes):
     with pytest.raises(PipelineError, match="tile-sizes must be positive"):
         PassManager.parse(f"gpu-schedule{{tile-sizes={sizes}}}")
+
+
+def test_forced_tiles_must_fit_in_shared_memory():
+    m = L.matmul(64, 64, 64)
+    pm = PassManager.parse(pipeline("{tile-sizes=1024,1024,64,32,32}"))
+    out = pm.run(m)
+    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert any("bytes of shared memory" in n and "h200 has 232448 per block" in n for n in notes), notes
+    assert "workgroup" not in str(out)  # mapped by gpu-map instead
