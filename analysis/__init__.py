@@ -45,6 +45,7 @@ from .loops import (
     parallel_decision,
     perfect_band,
     permutable_bands,
+    reduction_identity,
     reduction_kind,
     trip_count_expr,
 )
@@ -63,6 +64,6 @@ __all__ = [
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
     "iter_arg_reduction", "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision",
     "perfect_band",
-    "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_kind", "target",
+    "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_identity", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
 ]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineParallelOp, AffineStoreOp, AffineYieldOp
+from affine_ir.types import FloatType
 
 from .dependences import Dependence, dependences
 from .isl_bridge import Scop, UnsupportedError, _constant_index, loop_domain_covers_context
@@ -38,6 +39,18 @@ __all__ = [
 # Associative and commutative combining ops and the reduction kind each performs.
 REDUCTION_OPS = {f"arith.{k}": k for k in ("addf", "mulf", "addi", "muli", "maximumf", "minimumf", "maxnumf",
                                             "minnumf", "maxsi", "minsi", "maxui", "minui", "andi", "ori", "xori")}
+
+
+def reduction_identity(kind: str, t) -> float | int:
+    """The neutral element of the combining op ``kind`` (a value of :data:`REDUCTION_OPS`) on
+    elements of type ``t``: ``-0.0`` for ``addf`` (``x + -0.0`` is ``x`` for every ``x``, ``-0.0``
+    included; ``+0.0`` would turn a sum of ``-0.0`` into ``+0.0``), ``-inf`` for ``maximumf``..."""
+    if isinstance(t, FloatType):
+        return {"addf": -0.0, "mulf": 1.0, "maximumf": float("-inf"), "minimumf": float("inf"),
+                "maxnumf": float("-inf"), "minnumf": float("inf")}[kind]
+    w = t.width
+    return {"addi": 0, "muli": 1, "maxsi": -(1 << (w - 1)), "minsi": (1 << (w - 1)) - 1, "maxui": 0, "minui": -1,
+            "andi": -1, "ori": 0, "xori": 0}[kind]
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-#: The configurations fitted, (BM, BN, BK, TM, TN), with their resident blocks per multiprocessor.
-CONFIGS = {(128, 128, 16, 8, 8): 2, (128, 64, 16, 8, 4): 3, (64, 64, 8, 4, 4): 4, (32, 32, 8, 2, 2): 8}
-SM_COUNT, FP32_FLOPS, DRAM_BYTES_S, WARPS_PER_BLOCK = 132, 66.9e12, 4.8e12, 8
+from analysis.targets import target  # noqa: E402
+from transforms.schedule_gpu_plan import COST, CostConstants, TileConfig, estimate_seconds  # noqa: E402
+
+#: The configurations fitted, (BM, BN, BK, TM, TN).
+CONFIGS = ((128, 128, 16, 8, 8), (128, 64, 16, 8, 4), (64, 64, 8, 4, 4), (32, 32, 8, 2, 2))
 
 
 def rows(paths: list[str], sizes_of: dict) -> list[tuple]:
@@ -48,18 +50,12 @@ def rows(paths: list[str], sizes_of: dict) -> list[tuple]:
     return list(out.values())
 
 
-def model(p, sizes, cfg, splits) -> float:
-    rates, warps0, launch, split_launch = p[:4], p[4], p[5], p[6]
-    b, m, n, k = sizes
-    i = list(CONFIGS).index(cfg)
-    blocks = b * -(-m // cfg[0]) * -(-n // cfg[1]) * splits
-    per_sm = -(-blocks // SM_COUNT)
-    warps = min(per_sm, CONFIGS[cfg]) * WARPS_PER_BLOCK
-    rate = FP32_FLOPS / SM_COUNT * rates[i] * min(1.0, warps / warps0)
-    t = launch + per_sm * 2 * cfg[0] * cfg[1] * -(-k // splits) / rate
-    if splits > 1:
-        t += split_launch + 8 * b * m * n * splits / DRAM_BYTES_S
-    return t
+def constants(p) -> CostConstants:
+    """The cost constants of the parameter vector ``p`` (rates per configuration, latency warps,
+    launch and split-launch seconds); resident blocks stay as shipped (from the registers)."""
+    rates = {(bm, bn, tm, tn): (float(r), COST.rates[(bm, bn, tm, tn)][1])
+             for (bm, bn, _, tm, tn), r in zip(CONFIGS, p[:4])}
+    return CostConstants(rates, float(p[4]), float(p[5]), float(p[6]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes_of = {w.label: gpu_tiles.contraction_sizes(w.build()) for w in bench.workloads()
                 if w.group == "conv2d" or w.name == "matmul"}
     data = rows(ns.tables, sizes_of)
+
+    gpu = target("h200")
+
+    def model(p, sizes, cfg, splits):
+        return estimate_seconds(sizes, TileConfig(*cfg), splits, gpu, constants(p))
 
     def residuals(p):
         return [math.log(model(p, s, c, k) / t) for s, c, k, t, _, _ in data]

@@ -30,23 +30,15 @@ from transforms import PipelineError, TransformError
 from transforms.gpu_map import GpuMap, check_host_function, map_function, map_nest, parallel_band
 from transforms.loop_utils import all_loops
 from transforms.pass_manager import PassManager
-from transforms.testing import assert_refused_unchanged, run_pipeline
+from transforms.testing import assert_refused_unchanged, map_to_gpu, run_pipeline
 
 NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64, "i32": np.int32}
 
 
 def mapped(module, pipeline: str = "gpu-map"):
-    """``module`` through ``pipeline``: verified, a print/parse fixpoint, host functions only; returns
-    the output and the decisions."""
-    pm = PassManager.parse(pipeline)
-    out = pm.run(module)
-    air.verify(out)
-    text = str(out)
-    assert str(air.parse(text)) == text
-    for f in out.functions:
-        if not f.is_declaration:
-            check_host_function(f)
-    return out, pm.trace.decisions
+    """``module`` through ``pipeline``, checked (:func:`transforms.testing.map_to_gpu`); returns the
+    output and the decisions."""
+    return map_to_gpu(module, pipeline)
 
 
 def assert_same_results(before, after, args) -> None:

@@ -32,7 +32,7 @@ from transforms.gpu_map import check_host_function
 from transforms.gpu_reduce import GpuMapReductions, map_row_reductions, map_rows
 from transforms.gpu_reduce_plan import block_size_for, plan_row_reductions
 from transforms.pass_manager import PassManager
-from transforms.testing import assert_refused_unchanged, run_pipeline
+from transforms.testing import assert_refused_unchanged, map_to_gpu, run_pipeline
 
 FUSE = "canonicalize,affine-loop-fusion,affine-scalrep,canonicalize"
 GPU = runtime.gpu_available()
@@ -44,17 +44,10 @@ def pipeline(block: int = 256) -> str:
 
 
 def mapped(module, pipe: str):
-    """``module`` through ``pipe``, checked like gpu-map's output; returns it and the decisions of
-    gpu-map-reductions."""
-    pm = PassManager.parse(pipe)
-    out = pm.run(module)
-    air.verify(out)
-    text = str(out)
-    assert str(air.parse(text)) == text
-    for f in out.functions:
-        if not f.is_declaration:
-            check_host_function(f)
-    return out, [d for d in pm.trace.decisions if d.pass_name == "gpu-map-reductions"]
+    """``module`` through ``pipe``, checked like gpu-map's output (:func:`transforms.testing.map_to_gpu`);
+    returns it and the decisions of gpu-map-reductions."""
+    out, decisions = map_to_gpu(module, pipe)
+    return out, [d for d in decisions if d.pass_name == "gpu-map-reductions"]
 
 
 def launches(module) -> list[LaunchOp]:

@@ -29,6 +29,8 @@ from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.types import IndexType
 
+from .loop_utils import enclosing_function
+
 __all__ = ["RangeContext", "max_opt", "min_opt"]
 
 _UNBOUNDED: Range = (None, None)
@@ -46,27 +48,14 @@ def max_opt(a: int | None, b: int | None) -> int | None:
 
 def _in_function(v) -> bool:
     """Whether ``v`` (a value, or a :meth:`RangeContext.fresh` placeholder) is still defined in
-    a function: its op (or block) is attached up to a ``func.func`` or module."""
+    a function (not in ops a rewrite erased, nor an erased block argument)."""
     if not isinstance(v, Value):
         return True
     if isinstance(v, BlockArgument):
-        block = v.block
-        if v.index >= len(block.args) or block.args[v.index] is not v:
+        if v.index >= len(v.block.args) or v.block.args[v.index] is not v:
             return False
-    else:
-        block = v.op.parent
-        if block is None:
-            return v.op.name in ("func.func", "builtin.module")
-    while True:
-        region = block.parent
-        op = region.parent if region is not None else None
-        if op is None:
-            return False
-        if op.name in ("func.func", "builtin.module"):
-            return True
-        if op.parent is None:
-            return False
-        block = op.parent
+        return enclosing_function(v.block.parent_op) is not None
+    return enclosing_function(v.op) is not None
 
 
 class RangeContext(Sequence):

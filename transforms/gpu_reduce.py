@@ -62,6 +62,7 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.types import WORKGROUP, MemRefType, memref
+from analysis import reduction_identity
 
 from .errors import TransformError
 from .gpu_map import plan_function
@@ -72,7 +73,6 @@ from .gpu_reduce_plan import (
     RowPlan,
     RowReduction,
     block_size_for,
-    identity,
     plan_row_reductions,
     thread_per_row_reason,
 )
@@ -295,7 +295,7 @@ class _Rewriter:
         shared, users, inits = [], [], []
         for r in reds:
             v0 = loop.inits[r.index]
-            ident = ConstantOp.of(identity(r.kind, r.type), r.type, location=loop.location)
+            ident = ConstantOp.of(reduction_identity(r.kind, r.type), r.type, location=loop.location)
             block.insert_before(loop, ident)
             loop.set_operand(first_init + r.index, ident.results[0])
             partial = loop.results[r.index]

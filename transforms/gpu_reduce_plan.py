@@ -53,7 +53,7 @@ from .gpu_map_nest import AXES, MAX_GRID, BandDim, band_dims, host_value_checker
 from .loop_utils import access_subscripts, at_location, loop_name, value_name
 from .scalrep import same_element
 
-__all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for", "identity",
+__all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for",
            "plan_row_reductions", "thread_per_row_reason"]
 
 PASS = "gpu-map-reductions"
@@ -445,13 +445,3 @@ def thread_per_row_reason(plan: RowPlan) -> str:
                 return (f"{value_name(x.memref)}{at_location(x)} is read along a row index in its last dimension "
                         f"in {loop_name(loop)}: one thread per row reads it coalesced")
     return ""
-
-
-def identity(kind: str, t: Type) -> float | int:
-    """The neutral element of ``kind`` on ``t`` (``-0.0`` for ``addf``, ``-inf`` for ``maximumf``...)."""
-    if isinstance(t, FloatType):
-        return {"addf": -0.0, "mulf": 1.0, "maximumf": float("-inf"), "minimumf": float("inf")}[kind]
-    w = t.width
-    return {"addi": 0, "muli": 1, "maxsi": -(1 << (w - 1)), "minsi": (1 << (w - 1)) - 1, "maxui": 0, "minui": -1,
-            "andi": -1, "ori": 0, "xori": 0}[kind]
-

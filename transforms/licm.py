@@ -56,7 +56,7 @@ from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import LoadOp
 from affine_ir.types import MemRefType
 
-from .loop_utils import enclosing_function, loop_name
+from .loop_utils import defined_in, enclosing_function, loop_name
 from .pass_base import Pass, PassContext, register_pass
 
 __all__ = ["LoopInvariantCodeMotion", "hoist_loop_invariants", "hoist_invariants_in"]
@@ -110,13 +110,6 @@ def _traps(op: Operation) -> bool:
     return not (isinstance(divisor, ConstantOp) and isinstance(divisor.value, int) and divisor.value != 0)
 
 
-def _defined_in(v: Value, op: Operation) -> bool:
-    """Whether ``v`` is defined by ``op``, inside it, or is an argument of one of its blocks."""
-    owner = v.owner
-    where = owner if isinstance(owner, Operation) else owner.parent_op
-    return where is not None and (where is op or op.is_ancestor_of(where))
-
-
 class _Hoister:
     """Decides which ops of one loop's body are invariant, in body order."""
 
@@ -128,7 +121,7 @@ class _Hoister:
 
     def available(self, v: Value) -> bool:
         owner = v.owner
-        return not _defined_in(v, self.loop) or (isinstance(owner, Operation) and id(owner) in self.hoisted)
+        return not defined_in(v, self.loop) or (isinstance(owner, Operation) and id(owner) in self.hoisted)
 
     def invariant(self, op: Operation) -> bool:
         if op.is_terminator:
@@ -149,7 +142,7 @@ class _Hoister:
 
     def _invariant_region_op(self, op: Operation) -> bool:
         for inner in op.walk():
-            if not all(self.available(v) or _defined_in(v, op) for v in inner.operands):
+            if not all(self.available(v) or defined_in(v, op) for v in inner.operands):
                 return False
             if inner is not op and not isinstance(inner, _STRUCTURED) and not self._movable(inner):
                 return False

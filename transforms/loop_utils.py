@@ -13,8 +13,8 @@ from affine_ir.dialects.affine_apply import AffineApplyOp
 from affine_ir.dialects.arith import ConstantOp
 from analysis import perfect_band
 
-__all__ = ["access_subscripts", "all_loops", "at_location", "enclosing_function", "index_expr", "loop_name",
-           "loops_text", "outermost_bands", "top_level_loops", "value_name"]
+__all__ = ["access_subscripts", "all_loops", "at_location", "defined_in", "enclosing_function", "index_expr",
+           "loop_name", "loops_text", "outermost_bands", "top_level_loops", "value_name"]
 
 
 def value_name(v: Value) -> str:
@@ -49,6 +49,13 @@ def enclosing_function(op: Operation) -> FuncOp | None:
     while op is not None and not isinstance(op, FuncOp):
         op = op.parent_op
     return op
+
+
+def defined_in(v: Value, op: Operation) -> bool:
+    """Whether ``v`` is defined by ``op``, inside it, or is an argument of one of its blocks."""
+    owner = v.owner
+    where = owner if isinstance(owner, Operation) else owner.parent_op
+    return where is not None and (where is op or op.is_ancestor_of(where))
 
 
 def top_level_loops(func: Operation) -> list[AffineForOp]:

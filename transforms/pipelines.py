@@ -14,7 +14,8 @@
   runtime), then cleanups. :func:`cpu_pipeline` builds it with other options.
 
 Each pass keeps the program's meaning (exactly; ``cpu-schedule`` reassociates reductions it
-vectorizes along the reduced dimension unless ``vectorize_reductions=False``).
+vectorizes along the reduced dimension unless ``vectorize_reductions=False``; on the GPU,
+``gpu-map-reductions`` and ``gpu-schedule``'s split-K reassociate float sums).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
-from affine_ir.types import WORKGROUP, f32, is_float, memref, vector
+from affine_ir.types import WORKGROUP, f32, memref, vector
 from analysis.targets import GPUTarget, target
 
 from .errors import TransformError
@@ -65,6 +65,7 @@ from .schedule_gpu_plan import (
     GROUP,
     Contraction,
     TileConfig,
+    best_split,
     choose_schedule,
     delinearized,
     estimate_seconds,
@@ -72,7 +73,6 @@ from .schedule_gpu_plan import (
     partial_tile_reason,
     plan_contraction,
     read_load,
-    split_candidates,
     split_reason,
 )
 
@@ -208,10 +208,10 @@ def shared_bytes(c: Contraction, tiles: TileConfig) -> int:
 
 
 def _identity(e: _Emitter, c: Contraction) -> Value:
-    """The first value of each slice's sums: ``-0.0`` (the identity of ``addf``) or integer 0."""
+    """The first value of each slice's sums: the identity of the reduction's combining op."""
     rtype = c.red.results[0].type
-    value = -0.0 if is_float(rtype) else 0
-    return e.add(ConstantOp.of(value, rtype, location=e.location)).results[0]
+    kind = analysis.iter_arg_reduction(c.inner, 0).kind
+    return e.add(ConstantOp.of(analysis.reduction_identity(kind, rtype), rtype, location=e.location)).results[0]
 
 
 def _k_loops(kernel: _Kernel, e: _Emitter, host: HostPlan, inits: list[Value], k: int, prefetch: bool) -> list[Value]:
@@ -315,17 +315,22 @@ class _Kernel:
         self.col_ivs: list[dict] = []
         self.pre_values: dict[tuple[int, int], dict[Value, Value]] = {}  # the ops before the reduction, cloned
         self._par: dict[tuple[str, AffineExpr], tuple[Value, dict]] = {}
+        self._copies: dict[int, list[tuple[AffineExpr, AffineExpr]]] = {}
 
     def element(self, r: int, q: int) -> dict:
         """The value mapping for element (r, q) of the thread's register tile (with the clones of
         the ops before the reduction, once made: the reduction and the epilogue may use them)."""
         return {**self.base, **self.row_ivs[r], **self.col_ivs[q], **self.pre_values.get((r, q), {})}
 
+    def side(self, side: str) -> tuple[int, int, Value]:
+        """(size, block tile, block id) of the rows (side "A") or the columns ("B")."""
+        _, m, n, _ = self.c.sizes
+        return (m, self.tiles.BM, self.by) if side == "A" else (n, self.tiles.BN, self.bx)
+
     def partial(self, ld: Operation) -> bool:
         """Whether some copies of ``ld`` fall past a size (M or N for its side, or K)."""
-        _, m, n, k = self.c.sizes
-        size, tile = (m, self.tiles.BM) if self.c.packs[id(ld)] == "A" else (n, self.tiles.BN)
-        return bool(size % tile or k % self.tiles.BK)
+        size, tile, _ = self.side(self.c.packs[id(ld)])
+        return bool(size % tile or self.c.sizes[3] % self.tiles.BK)
 
     def _last_uses(self, ld: Operation) -> set[Value]:
         leaves: list[Value] = []
@@ -342,8 +347,8 @@ class _Kernel:
     def _layout(self, ld: Operation) -> tuple[int, int, AffineExpr, AffineExpr]:
         """(p_size, per_thread, p, kk) of a packed load, p and kk over (copy index, tid): the
         threads' global reads run along the operand's contiguous dimension."""
-        c, tiles = self.c, self.tiles
-        p_size = tiles.BM if c.packs[id(ld)] == "A" else tiles.BN
+        tiles = self.tiles
+        p_size = self.side(self.c.packs[id(ld)])[1]
         idx = _d(0) * tiles.thread_count + _d(1)
         if self.k_fast(ld):
             return p_size, tiles.BK * p_size // tiles.thread_count, idx.floordiv(tiles.BK), idx % tiles.BK
@@ -369,6 +374,11 @@ class _Kernel:
 
     def copies(self, ld: Operation) -> list[tuple[AffineExpr, AffineExpr]]:
         """(p, kk) over (tid) of each copy of this thread (the first element of a vector copy)."""
+        if id(ld) not in self._copies:
+            self._copies[id(ld)] = self._plan_copies(ld)
+        return self._copies[id(ld)]
+
+    def _plan_copies(self, ld: Operation) -> list[tuple[AffineExpr, AffineExpr]]:
         p_size, per_thread, p_expr, kk_expr = self._layout(ld)
         n = self.vector_lanes(ld)
         if n == 1:
@@ -387,7 +397,7 @@ class _Kernel:
         key = (side, p_expr)
         if key not in self._par:
             c = self.c
-            p_size, block_id = (self.tiles.BM, self.by) if side == "A" else (self.tiles.BN, self.bx)
+            _, p_size, block_id = self.side(side)
             g = self.top.apply(_d(1) * p_size + p_expr, [self.tid, block_id], "g")
             self._par[key] = (g, self.top.ivs(c.side_loops(side), c.trips, g))
         return self._par[key]
@@ -416,8 +426,8 @@ class _Kernel:
     def _guarded_load(self, e: _Emitter, ld: Operation, mapping: dict, g_par: Value, g_k: Value) -> Value:
         """``ld`` at (g_par, g_k) when both lie inside the sizes, else 0 (only the sizes that
         tiles do not divide are checked)."""
-        _, m, n, k = self.c.sizes
-        size, tile = (m, self.tiles.BM) if self.c.packs[id(ld)] == "A" else (n, self.tiles.BN)
+        k = self.c.sizes[3]
+        size, tile, _ = self.side(self.c.packs[id(ld)])
         bounds = [AffineExpr.constant(size - 1) - _d(0)] if size % tile else []
         bounds += [AffineExpr.constant(k - 1) - _d(1)] if k % self.tiles.BK else []
         cond = IntegerSet(2, 0, tuple(bounds))
@@ -529,29 +539,11 @@ class GpuSchedule(Pass):
         host = None
         for nest in top_level_loops(func):
             c = plan_contraction(nest)
-            if isinstance(c, str):
-                ctx.note(nest, f"left for gpu-map: {c}")
+            plan = c if isinstance(c, str) else self._schedule(c, gpu)
+            if isinstance(plan, str):
+                ctx.note(nest, f"left for gpu-map: {plan}")
                 continue
-            if self.tile_sizes:
-                tiles = forced_tiles(self.tile_sizes)
-            else:
-                tiles = choose_schedule(c.sizes, gpu, split=self.split_k == 0 and split_reason(c) is None,
-                                        k_inner=c.k_inner)[0]
-            reason = partial_tile_reason(c, tiles) if tiles is not None else None
-            if reason is not None:
-                ctx.note(nest, f"left for gpu-map: {reason}")
-                continue
-            if tiles is None:
-                ctx.note(nest, f"left for gpu-map: tile-sizes={','.join(map(str, self.tile_sizes))} give no valid "
-                               f"block (whole copies per thread, TM/TN multiples of {GROUP} or below it, at most "
-                               f"1024 threads)")
-                continue
-            need = shared_bytes(c, tiles)
-            if need > gpu.shared_memory_per_block_optin:
-                ctx.note(nest, f"left for gpu-map: {tiles.describe()} needs {need} bytes of shared memory, "
-                               f"{gpu.name} has {gpu.shared_memory_per_block_optin} per block")
-                continue
-            splits, why = self._splits(c, tiles, gpu)
+            tiles, splits, why = plan
             if why:
                 ctx.note(nest, why)
             host = host or HostPlan(func.body)
@@ -564,18 +556,29 @@ class GpuSchedule(Pass):
                                 f"({c.loops_of(c.red_loops)}): {tiles.describe()}, {len(c.packs)} operand(s) packed in "
                                 f"shared memory" + (f", k split in {splits} slices" if splits > 1 else ""))
 
-    def _splits(self, c: Contraction, tiles: TileConfig, gpu: GPUTarget) -> tuple[int, str | None]:
-        """The k slices for ``c`` with ``tiles`` (split-k when > 1, else the cost model's choice
-        when 0) and a note when a forced split cannot be used."""
-        if self.split_k == 1:
-            return 1, None
+    def _schedule(self, c: Contraction, gpu: GPUTarget) -> tuple[TileConfig, int, str | None] | str:
+        """(tiles, k slices, a note when a forced split-k cannot be used) for ``c``: the options'
+        or the cost model's; or why ``c`` is left for gpu-map."""
+        model_split = self.split_k == 0 and split_reason(c) is None
+        if self.tile_sizes:
+            tiles = forced_tiles(self.tile_sizes)
+            if tiles is None:
+                return (f"tile-sizes={','.join(map(str, self.tile_sizes))} give no valid block (whole copies per "
+                        f"thread, TM/TN multiples of {GROUP} or below it, at most 1024 threads)")
+            splits = best_split(c.sizes, tiles, gpu, model_split)[1]
+        else:
+            tiles, splits = choose_schedule(c.sizes, gpu, split=model_split, k_inner=c.k_inner)
+        reason = partial_tile_reason(c, tiles)
+        if reason is not None:
+            return reason
+        need = shared_bytes(c, tiles)
+        if need > gpu.shared_memory_per_block_optin:
+            return (f"{tiles.describe()} needs {need} bytes of shared memory, {gpu.name} has "
+                    f"{gpu.shared_memory_per_block_optin} per block")
+        if self.split_k <= 1:
+            return tiles, splits, None
         why = split_reason(c)
-        if self.split_k > 1:
-            steps = c.sizes[3] // tiles.BK if c.sizes[3] % tiles.BK == 0 else 0
-            if why is None and (not steps or steps % self.split_k):
-                why = f"{self.split_k} slices do not divide the k steps ({c.sizes[3]} by {tiles.BK})"
-            return (1, f"split-k={self.split_k} not used: {why}") if why else (self.split_k, None)
-        if why:
-            return 1, None
-        options = split_candidates(c.sizes, tiles, gpu)
-        return min(options, key=lambda s: (estimate_seconds(c.sizes, tiles, s, gpu), s)), None
+        steps = c.sizes[3] // tiles.BK if c.sizes[3] % tiles.BK == 0 else 0
+        if why is None and (not steps or steps % self.split_k):
+            why = f"{self.split_k} slices do not divide the k steps ({c.sizes[3]} by {tiles.BK})"
+        return (tiles, 1, f"split-k={self.split_k} not used: {why}") if why else (tiles, self.split_k, None)

@@ -30,7 +30,7 @@ from affine_ir.dialects.arith import ConstantOp
 from analysis.loops import perfect_band
 from analysis.targets import GPUTarget
 
-from .loop_utils import access_subscripts, loop_name, loops_text, value_name
+from .loop_utils import access_subscripts, defined_in, loop_name, loops_text, value_name
 
 #: (BM, BN, BK, TM, TN) candidates, largest first; each has 256 threads. (k steps of 16 for the
 #: large tiles: measured faster than 8 on the H200 -- matmul 4096 0.86x cuBLAS instead of 0.77x.)
@@ -44,18 +44,28 @@ MAX_SPLITS = 32
 MIN_SLICE_STEPS = 8
 #: The largest k step :func:`aligned_step` may choose.
 MAX_ALIGNED_BK = 36
-#: The cost model (:func:`estimate_seconds`), fitted (least squares in log) to 137 kernels
-#: measured on the H200: the configurations' tiles and splits on the 12 ResNet-50 convolutions
-#: of ``benchmarks/gpu.py`` and matmul 1024/4096 (``benchmarks/gpu_tiles.py``, 2026-11-29; data
-#: in ``benchmarks/data/``, fit by ``benchmarks/fit_gpu_tiles.py``; RMS error of the estimate
-#: 20%): per configuration the share of the fp32 FMA rate and the blocks
-#: resident per multiprocessor (registers); the warps per multiprocessor that hide load
-#: latency; the fixed cost of a launch, and of the launch adding split slices.
-TILE_RATES = {(128, 128, 8, 8): (0.53, 2), (128, 64, 8, 4): (0.45, 3), (64, 64, 4, 4): (0.22, 4),
-              (32, 32, 2, 2): (0.086, 8)}  # by (BM, BN, TM, TN)
-LATENCY_WARPS = 13
-LAUNCH_S = 6.6e-6
-SPLIT_LAUNCH_S = 15.5e-6
+
+
+@dataclass(frozen=True)
+class CostConstants:
+    """The constants of :func:`estimate_seconds`: per tile configuration (``(BM, BN, TM, TN)``) the
+    share of the fp32 FMA rate its blocks reach and how many of them fit on a multiprocessor
+    (registers); the warps per multiprocessor that hide load latency; the fixed cost of a launch
+    and of the launch adding split slices."""
+
+    rates: dict = field(hash=False)
+    latency_warps: float
+    launch_s: float
+    split_launch_s: float
+
+
+#: Fitted (least squares in log) to 137 kernels measured on the H200: the configurations' tiles
+#: and splits on the 12 ResNet-50 convolutions of ``benchmarks/gpu.py`` and matmul 1024/4096
+#: (``benchmarks/gpu_tiles.py``, 2026-11-29; data in ``benchmarks/data/``, fit by
+#: ``benchmarks/fit_gpu_tiles.py``; RMS error of the estimate 20%).
+COST = CostConstants(rates={(128, 128, 8, 8): (0.53, 2), (128, 64, 8, 4): (0.45, 3), (64, 64, 4, 4): (0.22, 4),
+                            (32, 32, 2, 2): (0.086, 8)},
+                     latency_warps=13, launch_s=6.6e-6, split_launch_s=15.5e-6)
 
 
 @dataclass(frozen=True)
@@ -192,7 +202,7 @@ def _leaves(op: Operation) -> list[Value]:
             if isinstance(inner, AffineLoadOp):
                 access_subscripts(inner, leaves)
             if inner is not op:
-                leaves += [v for v in inner.operands if not _defined_in(v, op)]
+                leaves += [v for v in inner.operands if not defined_in(v, op)]
     else:
         access_subscripts(op, leaves)
     return leaves
@@ -205,15 +215,9 @@ def _uses(op: Operation, loops: dict[int, AffineForOp], nest: Operation) -> set[
     for v in _leaves(op):
         if id(v) in loops:
             out.add(loops[id(v)])
-        elif _defined_in(v, nest):
+        elif defined_in(v, nest):
             return None
     return out
-
-
-def _defined_in(v: Value, nest: Operation) -> bool:
-    owner = v.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op
-    return op is not None and (op is nest or nest.is_ancestor_of(op))
 
 
 def _chain(red: AffineForOp) -> list[AffineForOp]:
@@ -330,33 +334,34 @@ def split_reason(c: Contraction) -> str | None:
     return None
 
 
-def tile_rate(t: TileConfig) -> tuple[float, int]:
+def tile_rate(t: TileConfig, cost: CostConstants = COST) -> tuple[float, int]:
     """(share of a multiprocessor's fp32 FMA rate its blocks reach with enough warps, how many of
     its blocks fit on a multiprocessor at once): measured for :data:`TILE_CONFIGS`
-    (:data:`TILE_RATES`, whatever ``BK``), else scaled from the 8x8 rate by the FMAs per shared read
+    (``cost.rates``, whatever ``BK``), else scaled from the 8x8 rate by the FMAs per shared read
     (``TM * TN / (TM + TN)``, 4 for 8x8) with one block per 32K registers of ``TM * TN + 64``
     per thread."""
     key = (t.BM, t.BN, t.TM, t.TN)
-    if key in TILE_RATES:
-        return TILE_RATES[key]
-    rate = TILE_RATES[(128, 128, 8, 8)][0] * min(1.0, t.TM * t.TN / (t.TM + t.TN) / 4)
+    if key in cost.rates:
+        return cost.rates[key]
+    rate = cost.rates[(128, 128, 8, 8)][0] * min(1.0, t.TM * t.TN / (t.TM + t.TN) / 4)
     return rate, max(1, 65536 // ((t.TM * t.TN + 64) * t.thread_count))
 
 
-def estimate_seconds(sizes: tuple[int, int, int, int], t: TileConfig, splits: int, gpu: GPUTarget) -> float:
+def estimate_seconds(sizes: tuple[int, int, int, int], t: TileConfig, splits: int, gpu: GPUTarget,
+                     cost: CostConstants = COST) -> float:
     """The time of the kernel(s) for ``(batch, M, N, K)``: the blocks spread evenly over the
     multiprocessors, each doing its padded ``BM x BN x K/splits`` FMAs at :func:`tile_rate` of
-    the multiprocessor's fp32 rate, scaled down while fewer than :data:`LATENCY_WARPS` warps are
+    the multiprocessor's fp32 rate, scaled down while fewer than ``cost.latency_warps`` warps are
     resident; plus a launch, and for a split the launch adding the slices and its traffic."""
     b, m, n, k = sizes
     blocks = b * -(-m // t.BM) * -(-n // t.BN) * splits
     per_sm = -(-blocks // gpu.sm_count)
-    rate, resident = tile_rate(t)
+    rate, resident = tile_rate(t, cost)
     warps = min(per_sm, resident) * -(-t.thread_count // gpu.warp_size)
-    sm_rate = gpu.simt_flops["fp32"] / gpu.sm_count * rate * min(1.0, warps / LATENCY_WARPS)
-    seconds = LAUNCH_S + per_sm * 2 * t.BM * t.BN * -(-k // splits) / sm_rate
+    sm_rate = gpu.simt_flops["fp32"] / gpu.sm_count * rate * min(1.0, warps / cost.latency_warps)
+    seconds = cost.launch_s + per_sm * 2 * t.BM * t.BN * -(-k // splits) / sm_rate
     if splits > 1:
-        seconds += SPLIT_LAUNCH_S + 2 * 4 * b * m * n * splits / gpu.dram_bandwidth
+        seconds += cost.split_launch_s + 2 * 4 * b * m * n * splits / gpu.dram_bandwidth
     return seconds
 
 
@@ -388,19 +393,22 @@ def aligned_step(t: TileConfig, k_inner: int, k: int) -> TileConfig:
     return t
 
 
+def best_split(sizes: tuple[int, int, int, int], t: TileConfig, gpu: GPUTarget,
+               split: bool = True) -> tuple[float, int]:
+    """(estimated seconds, slices) of the fastest of :func:`split_candidates` for tiles ``t``
+    (only 1 unless ``split``); ties go to fewer slices."""
+    return min((estimate_seconds(sizes, t, s, gpu), s) for s in (split_candidates(sizes, t, gpu) if split else [1]))
+
+
 def choose_schedule(sizes: tuple[int, int, int, int], gpu: GPUTarget, split: bool = True,
                     k_inner: int = 1) -> tuple[TileConfig, int]:
     """The tiles and k slices for ``(batch, M, N, K)`` on ``gpu``: the least
     :func:`estimate_seconds` over :data:`TILE_CONFIGS` (each with the k step of
     :func:`aligned_step` for ``k_inner``) and (when ``split``) the :func:`split_candidates`;
     ties go to fewer slices, then larger tiles."""
-    best = None
-    for rank, c in enumerate(aligned_step(TileConfig(*cfg), k_inner, sizes[3]) for cfg in TILE_CONFIGS):
-        for s in split_candidates(sizes, c, gpu) if split else [1]:
-            key = (estimate_seconds(sizes, c, s, gpu), s, rank)
-            if best is None or key < best[0]:
-                best = (key, c, s)
-    return best[1], best[2]
+    configs = [aligned_step(TileConfig(*cfg), k_inner, sizes[3]) for cfg in TILE_CONFIGS]
+    (_, splits), _, tiles = min((best_split(sizes, c, gpu, split), rank, c) for rank, c in enumerate(configs))
+    return tiles, splits
 
 
 def forced_tiles(sizes: tuple[int, ...]) -> TileConfig | None:

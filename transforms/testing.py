@@ -17,7 +17,7 @@ from .errors import TransformError
 from .pass_base import Pass
 from .pass_manager import PassManager
 
-__all__ = ["assert_preserves_semantics", "assert_refused_unchanged", "run_pipeline"]
+__all__ = ["assert_preserves_semantics", "assert_refused_unchanged", "map_to_gpu", "run_pipeline"]
 
 
 def run_pipeline(pipeline: str | Pass | Sequence[Pass], module: ModuleOp) -> ModuleOp:
@@ -31,6 +31,25 @@ def run_pipeline(pipeline: str | Pass | Sequence[Pass], module: ModuleOp) -> Mod
     if str(module) != before:
         raise AssertionError(f"the pass manager changed its input module ({pipeline})")
     return out
+
+
+def map_to_gpu(module: ModuleOp, pipeline: str = "gpu-map") -> tuple[ModuleOp, list]:
+    """``module`` through a pipeline ending in the GPU mapping, checked: the result verifies, its
+    text is a print/parse fixpoint and every function with a body is a host function. Returns the
+    result and the pipeline's decisions."""
+    import affine_ir as air
+
+    from .gpu_map import check_host_function
+
+    pm = PassManager.parse(pipeline)
+    out = pm.run(module)
+    verify(out)
+    text = str(out)
+    assert str(air.parse(text)) == text
+    for f in out.functions:
+        if not f.is_declaration:
+            check_host_function(f)
+    return out, pm.trace.decisions
 
 
 def assert_preserves_semantics(pipeline: str | Pass | Sequence[Pass], module: ModuleOp, args: Sequence,

@@ -35,7 +35,7 @@ from affine_ir.dialects.affine import AffineForOp
 from analysis import Dependence, constant_trip_count, dependences
 
 from .errors import TransformError
-from .loop_utils import at_location, loop_name, loops_text, top_level_loops, value_name
+from .loop_utils import at_location, defined_in, loop_name, loops_text, top_level_loops, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 from .unroll import (
     CleanupBoundError,
@@ -173,7 +173,7 @@ def _check_dependences(loop: AffineForOp, factor: int) -> None:
 def _check_iter_args(loop: AffineForOp, factor: int) -> None:
     term = loop.body.terminator
     for arg, y in zip(loop.iter_args, term.operands):
-        if y is arg or y is loop.induction_var or not _defined_inside(loop, y):
+        if y is arg or y is loop.induction_var or not defined_in(y, loop):
             continue
         if y.owner is loop.body:
             raise _refuse(loop, f"cannot unroll-jam {loop_name(loop)} by {factor}: iter_arg {value_name(arg)} yields "
@@ -189,15 +189,6 @@ def _check_iter_args(loop: AffineForOp, factor: int) -> None:
                 raise _refuse(loop, f"cannot unroll-jam {loop_name(loop)} by {factor}: iter_arg {value_name(arg)} is "
                                     f"used by {use.op.name}{at_location(use.op)} before the value it yields "
                                     f"({value_name(y)}) is computed in the jammed order; the copies cannot be chained")
-
-
-def _defined_inside(loop: AffineForOp, v: Value) -> bool:
-    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op
-    while owner is not None:
-        if owner is loop:
-            return True
-        owner = owner.parent_op
-    return False
 
 
 def _top_op(loop: AffineForOp, op: Operation) -> Operation:

@@ -57,7 +57,8 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import OPS as ARITH_OPS
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.vector import BroadcastOp, ReductionOp
-from affine_ir.types import FloatType, VectorType, vector
+from affine_ir.types import VectorType, vector
+from analysis import reduction_identity
 
 from .errors import TransformError
 from .loop_utils import at_location, loop_name
@@ -130,7 +131,7 @@ class _Rewriter:
         n = loop.lower_bound_map.num_inputs + loop.upper_bound_map.num_inputs
         for k, kind in self.plan.reductions:
             arg = loop.iter_args[k]
-            ident = ConstantOp.of(_identity(kind, arg.type), self.vtype(arg.type), location=loop.location)
+            ident = ConstantOp.of(reduction_identity(kind, arg.type), self.vtype(arg.type), location=loop.location)
             loop.parent.insert_before(loop, ident)
             loop.set_operand(n + k, ident.result)
             loop.results[k].type = self.vtype(arg.type)
@@ -208,16 +209,6 @@ class _Rewriter:
             anchor = comb
             for use in uses:
                 use.op.set_operand(use.index, comb.result)
-
-
-def _identity(kind: str, t) -> float | int:
-    """The identity of the combining op ``kind`` on elements of type ``t``."""
-    if isinstance(t, FloatType):
-        # -0.0: x + -0.0 is x for every x, -0.0 included (+0.0 would turn a sum of -0.0 into +0.0)
-        return {"addf": -0.0, "mulf": 1.0, "maximumf": float("-inf"), "minimumf": float("inf")}[kind]
-    bits = t.width
-    return {"addi": 0, "muli": 1, "andi": -1, "ori": 0, "xori": 0, "maxsi": -(1 << (bits - 1)),
-            "minsi": (1 << (bits - 1)) - 1}[kind]
 
 
 # -- the pass ------------------------------------------------------------------------------------------------
