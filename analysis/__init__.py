@@ -11,6 +11,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
   :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion),
   :func:`check_fusion` (which dependences fusing at a slice keeps), :func:`reads_covered_within`.
+- Bounds: :func:`check_bounds` (affine accesses definitely outside their memref, with an isl
+  witness), :func:`bounds_check` (also the checks left for launch time, :class:`LaunchCheck`).
 - Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
 - Cost model v1: :func:`estimate_cost`, :func:`rank_tile_sizes`,
   :func:`tile_sizes_for_capacity`.
@@ -18,6 +20,7 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
 
 from __future__ import annotations
 
+from .bounds import BoundsCheck, BoundsViolation, LaunchCheck, ParamSource, bounds_check, check_bounds
 from .cost_model import (
     CostReport,
     MemoryLevel,
@@ -56,7 +59,8 @@ from .slices import ComputationSlice, SliceError, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
 __all__ = [
-    "A100", "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
+    "A100", "BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds",
+    "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
     "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
