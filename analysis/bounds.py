@@ -140,7 +140,7 @@ def check_bounds(func_or_module: FuncOp | ModuleOp) -> list[BoundsViolation]:
     [] guarantees no access is *definitely* out of bounds; accesses that depend on symbol values
     or dynamic sizes are checked at launch (:func:`bounds_check`)."""
     funcs = [func_or_module] if isinstance(func_or_module, FuncOp) else \
-        [f for f in func_or_module.functions if f.body.blocks]
+        [f for f in func_or_module.functions if not f.is_declaration]
     return [v for f in funcs for v in bounds_check(f).violations]
 
 

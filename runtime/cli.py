@@ -6,7 +6,8 @@ of each module, verified after every pass. ``--print-ir-after-all`` / ``--print-
 dump the IR after passes to stderr, ``--mlir-timing`` prints per-pass wall time, ``--explain``
 prints every decision of every pass (applied, refused with the reason, notes) as remarks.
 
-Errors go to stderr as ``file:line:col: error: message`` and the exit status is 1.
+Errors go to stderr as ``file:line:col: error: message`` and the exit status is 1 (2 for an
+access out of bounds: ``-verify-bounds`` or ``-affine-check-bounds``).
 With ``-split-input-file`` each ``// -----`` chunk is handled on its own, errors are
 reported per chunk (line numbers refer to the whole file), the chunks that are fine are
 still printed, and the outputs of the chunks (empty for a failed one) are separated by
@@ -37,7 +38,8 @@ _EPILOG = """\
 errors:
   Each problem is reported on stderr as 'file:line:col: error: message', with the place
   of the offending token (parse errors) or op (verify errors). The exit status is 0 when
-  every input (chunk) was fine, 1 otherwise, 2 for bad command-line arguments.
+  every input (chunk) was fine, 1 otherwise, 2 for bad command-line arguments and for an
+  access out of bounds (-verify-bounds, -affine-check-bounds).
 
 examples:
   affine-opt kernel.mlir                      print the verified, canonical text
@@ -92,6 +94,9 @@ def _build_arg_parser() -> argparse.ArgumentParser:
                     help="report on stderr, as MLIR's test pass does, the dependences between every pair of "
                          "affine.load/store ops at every loop depth ('file:line:col: remark: dependence from 0 "
                          "to 1 at depth 1 = [1, 1]'); the module is printed unchanged")
+    ap.add_argument("-verify-bounds", "--verify-bounds", dest="verify_bounds", action="store_true",
+                    help="prove with isl that every affine access of the input (and of the output of the passes) "
+                         "lies inside its memref; a violation is an error (exit status 2)")
     ap.add_argument("-mlir-print-op-generic", "--mlir-print-op-generic", dest="generic", action="store_true",
                     help=argparse.SUPPRESS)
     ap.add_argument("-pass-pipeline", "--pass-pipeline", dest="pipeline", default=None, metavar="PIPELINE",
@@ -164,6 +169,7 @@ class _Options:
     after_change: bool = False
     timing: bool = False
     explain: bool = False
+    verify_bounds: bool = False
 
 
 def _process(text: str, filename: str, line_offset: int, opts: _Options) -> str:
@@ -173,8 +179,14 @@ def _process(text: str, filename: str, line_offset: int, opts: _Options) -> str:
         from analysis.dependence_check import format_remarks
 
         _to_stderr(format_remarks(module))
+    if opts.verify_bounds:
+        from transforms.check_bounds import verify_bounds
+
+        verify_bounds(module)
     if opts.pipeline is not None:
         module = _run_pipeline(module, opts)
+        if opts.verify_bounds:
+            verify_bounds(module)
     return str(module)
 
 
@@ -241,8 +253,10 @@ class _UsageError(Exception):
 
 
 def affine_opt_main(argv: list[str] | None = None) -> int:
-    """Run ``affine-opt``; returns the exit status (0 ok, 1 on any input error, 2 on bad arguments)."""
+    """Run ``affine-opt``; returns the exit status (0 ok, 1 on any input error, 2 on bad arguments
+    or an access out of bounds)."""
     from transforms import PipelineError, TransformError
+    from transforms.check_bounds import BoundsError
 
     argv = sys.argv[1:] if argv is None else list(argv)
     argv, pass_elements = _extract_pass_flags(argv)
@@ -262,7 +276,7 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
         _error(str(e.message) if isinstance(e, PipelineError) else str(e))
         return 2
     opts = _Options(args.verify, args.allow_unregistered, args.dependence_check, pipeline, args.after_all,
-                    args.after_change, args.timing, args.explain)
+                    args.after_change, args.timing, args.explain, args.verify_bounds)
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         text = _read(args.input)
@@ -278,7 +292,7 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
     except OSError as e:
         _error(f"cannot write {args.output}: {e.strerror or e}")
         return 1
-    failed = False
+    failed = 0  # the exit status: 1 for an input error, 2 when an access is out of bounds
     try:
         for k, (chunk, offset) in enumerate(chunks):
             if k:
@@ -288,14 +302,14 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
             except (air.IRError, TransformError) as e:
                 out.flush()  # keep the order of output and errors when both go to one pipe
                 print(e.formatted(), file=sys.stderr, flush=True)
-                failed = True
+                failed = max(failed, 2 if isinstance(e, BoundsError) else 1)
         out.flush()
     except BrokenPipeError:  # the reader went away (``affine-opt x.mlir | head``)
         _silence_stdout()
     finally:
         if out is not sys.stdout:
             out.close()
-    return 1 if failed else 0
+    return failed
 
 
 def _silence_stdout() -> None:

@@ -61,6 +61,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-super-vectorize": "vectorize",
     "cpu-schedule": "schedule_cpu",
     "gpu-schedule": "schedule_gpu",
+    "affine-check-bounds": "check_bounds",
 }
 
 _REGISTRY: dict[str, type[Pass]] = {}
