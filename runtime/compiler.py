@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from affine_ir import ModuleOp
 
+from .bounds_guard import compile_time_guard
 from .errors import CompileError
 
 __all__ = ["TARGETS", "compile", "resolve_target"]
@@ -45,8 +46,21 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     pipeline vectorizes reductions along the reduced dimension, which reassociates float
     sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.
     The result's ``module`` is the program it runs and ``trace`` the pass trace (IR and
-    decisions of every pass; None without passes)."""
+    decisions of every pass; None without passes).
+
+    Bounds: before any pass, isl proves every affine access of the input inside its memref;
+    one that is out of bounds whatever the arguments raises
+    :class:`~runtime.bounds_guard.BoundsCompileError` (a CompileError, located, with a
+    witness); those that depend on index arguments or dynamic sizes are checked on every call
+    before anything runs (:class:`~runtime.bounds_guard.BoundsLaunchError`, a LaunchError)."""
     chosen = resolve_target(target)
+    guard = compile_time_guard(module, fn)
+    exe = _compile_for(chosen, module, fn, arch, pipeline, options)
+    exe.bounds_guard = guard
+    return exe
+
+
+def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, options: dict):
     if chosen == "cuda":
         from . import cuda
 

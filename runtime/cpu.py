@@ -258,6 +258,7 @@ class CPUExecutable:
     """
 
     trace = None
+    bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
                  threads: int | None = None, fast_math: bool = False):
@@ -335,6 +336,8 @@ class CPUExecutable:
 
     def __call__(self, *args):
         buf, overlap = self.pack(args)
+        if self.bounds_guard is not None:
+            self.bounds_guard(args)
         _, abi, entry, segs = self._variant(not overlap)
         out = ctypes.create_string_buffer(8 * max(1, len(self._results)))
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)

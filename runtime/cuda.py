@@ -96,6 +96,7 @@ class CudaExecutable:
     image: object
     trace: object = None
     _functions: dict = field(default_factory=dict, repr=False)
+    bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     @property
     def source(self) -> str:
@@ -138,6 +139,8 @@ class CudaExecutable:
                 values[p] = cuda_arrays.scalar_argument(args[k], p.type, k, _name(p))[1]
         with cuda_arrays.prepare_arguments([args[k] for k in mem], [params[k].type for k in mem],
                                            [_name(params[k]) for k in mem], positions=mem) as prepared:
+            if self.bounds_guard is not None:
+                self.bounds_guard(args)
             for k, dev in zip(mem, prepared):
                 if self._vector_accesses and dev.ptr % 16:
                     raise LaunchError(f"argument #{k} ({_name(params[k])}) is not 16-byte aligned (a view with an "

@@ -10,7 +10,8 @@ Stages printed with their times: parse (or build), compile (the target's default
 (integers in [-3, 3] divided by 4: exact in every dtype), ``--check`` against the reference
 interpreter (programs up to ``--interpret-limit`` memref elements) or else the CPU backend,
 ``--bench`` the median time of ``--repeat`` calls. Exit status 1 when the check fails, 2 for
-bad input (a parse error names ``file:line:col``).
+bad input (a parse error names ``file:line:col``; an access out of bounds names the op, the
+memref and isl's witness).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 
 import affine_ir as air
 
+from .bounds_guard import BoundsCompileError, BoundsLaunchError
 from .compiler import TARGETS, compile, resolve_target
 from .errors import CompileError, LaunchError
 
@@ -138,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     except air.IRError as e:
         print(f"affine-run: {e}", file=sys.stderr)
-        return 2 if not isinstance(e, (CompileError, LaunchError)) else 1
+        bad_input = isinstance(e, (BoundsCompileError, BoundsLaunchError)) or \
+            not isinstance(e, (CompileError, LaunchError))
+        return 2 if bad_input else 1
     except (ValueError, OSError) as e:
         print(f"affine-run: error: {e}", file=sys.stderr)
         return 2
