@@ -192,7 +192,8 @@ def _out_of_bounds(s: Statement, d: int, sizes: _SizeParams) -> isl.Set:
     params = f"[{size}] -> " if not size.isdigit() else ""
     nonneg = f"{size} >= 0 and " if params else ""
     outside = isl.Set(f"{params}{{ {mem}[{outs}] : {nonneg}(o{d} < 0 or o{d} >= {size}) }}")
-    return s.access.intersect_range(outside).wrap()
+    # coalesce: drops the empty disjuncts the union leaves, on which isl's lexmin can answer "empty".
+    return s.access.intersect_range(outside).wrap().coalesce()
 
 
 class _SizeParams:
@@ -302,7 +303,8 @@ def _first_point(oob: isl.Set) -> isl.Point:
         sample = params.sample_point()
         for k in range(params.dim(_DT.param)):
             oob = oob.fix_val(_DT.param, k, sample.get_coordinate_val(_DT.param, k))
-    return oob.lexmin().sample_point()
+    point = oob.lexmin().sample_point()
+    return oob.sample_point() if point.is_void() else point
 
 
 def _coordinate(point: isl.Point, kind, k: int) -> int:
