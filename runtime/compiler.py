@@ -42,7 +42,8 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     ``pipeline``: the pass pipeline run first (None: the target's default,
     :data:`~transforms.pipelines.GPU_PIPELINE` or :data:`~transforms.pipelines.CPU_PIPELINE`;
     ``""``: none, which CUDA refuses: it needs ``gpu-map`` at least); ``options`` go to the backend
-    (CPU: ``opt_level``, ``threads``, ``fast_math``; CUDA: ``ptx``, ``options``). The CPU
+    (CPU: ``opt_level``, ``threads``, ``fast_math``, ``check_bounds``: guarded ``memref.load/store``,
+    a debug build; CUDA: ``ptx``, ``options``). The CPU
     pipeline vectorizes reductions along the reduced dimension, which reassociates float
     sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.
     The result's ``module`` is the program it runs and ``trace`` the pass trace (IR and
@@ -54,6 +55,8 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     witness); those that depend on index arguments or dynamic sizes are checked on every call
     before anything runs (:class:`~runtime.bounds_guard.BoundsLaunchError`, a LaunchError)."""
     chosen = resolve_target(target)
+    if chosen == "cuda" and options.get("check_bounds"):
+        raise CompileError("check_bounds=True (guarded memref.load/store) is a CPU build option; use target='cpu'")
     guard = compile_time_guard(module, fn)
     exe = _compile_for(chosen, module, fn, arch, pipeline, options)
     exe.bounds_guard = guard

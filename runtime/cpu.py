@@ -49,13 +49,16 @@ from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
 from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
+from codegen.llvm.bounds_guards import TAKE_FUNCTION
 
 from . import cpu_jit
+from .bounds_guard import guard_failure
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
 #: Most chunks a parallel loop with reductions is split into (independent of the thread count).
 REDUCTION_CHUNKS = 32
+_TAKE = ctypes.CFUNCTYPE(ctypes.c_int64)
 _WRAPPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -102,9 +105,12 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
-def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, noalias: bool) -> _Compiled:
+def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, noalias: bool,
+                    check_bounds: bool = False) -> _Compiled:
     text_ir = str(module)
     options = {"opt_level": opt_level, "fast_math": fast_math, "noalias": noalias}
+    if check_bounds:
+        options["check_bounds"] = True
     key = cpu_jit.cache_key(text_ir, repr(sorted(options.items())))
     with _memory_lock:
         hit = _memory.get(key)
@@ -124,7 +130,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
         except Exception:  # a corrupt entry: compile again
             pass
     try:
-        lm = emit(module, fast_math=fast_math, noalias=noalias)
+        lm = emit(module, fast_math=fast_math, noalias=noalias, check_bounds=check_bounds)
     except EmitError as e:
         raise CompileError(e.message, e.location, options=options) from None
     try:
@@ -261,7 +267,7 @@ class CPUExecutable:
     bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
-                 threads: int | None = None, fast_math: bool = False):
+                 threads: int | None = None, fast_math: bool = False, check_bounds: bool = False):
         if isinstance(module, FuncOp):
             parent = module.parent_op
             fn = fn or module.sym_name
@@ -273,6 +279,7 @@ class CPUExecutable:
         self.name = func.sym_name
         self.opt_level = opt_level
         self.fast_math = fast_math
+        self.check_bounds = check_bounds
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         names = [f"%{a.name_hint}" if a.name_hint else f"%arg{i}" for i, a in enumerate(func.args)]
         self._params = [_param(n, t) for n, t in zip(names, func.function_type.inputs)]
@@ -290,15 +297,16 @@ class CPUExecutable:
     def _variant(self, noalias: bool) -> tuple:
         v = self._variants.get(noalias)
         if v is None:
-            c = _compile_module(self.module, self.opt_level, self.fast_math, noalias)
+            c = _compile_module(self.module, self.opt_level, self.fast_math, noalias, self.check_bounds)
             abi = c.functions[self.name]
             entry = _WRAPPER(c.loaded.address(abi.entry))
+            take = _TAKE(c.loaded.address(TAKE_FUNCTION)) if self.check_bounds else None
             segs = []
             for s in abi.segments:
                 fns = [_WRAPPER(c.loaded.address(sym)) if sym else None
                        for sym in (s.symbol, s.bounds_symbol, s.combine_symbol)]
                 segs.append((s, *fns))
-            v = self._variants[noalias] = (c, abi, entry, segs)
+            v = self._variants[noalias] = (c, abi, entry, segs, take)
             if noalias:
                 self.cache = c.source
         return v
@@ -338,7 +346,7 @@ class CPUExecutable:
         buf, overlap = self.pack(args)
         if self.bounds_guard is not None:
             self.bounds_guard(args)
-        _, abi, entry, segs = self._variant(not overlap)
+        _, abi, entry, segs, take = self._variant(not overlap)
         out = ctypes.create_string_buffer(8 * max(1, len(self._results)))
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)
         if not segs or self.threads == 1:
@@ -351,6 +359,8 @@ class CPUExecutable:
                     run(argp, framep, 0, 0, outp)
                 else:
                     self._run_parallel(s, run, bounds, combine, argp, framep)
+        if take is not None:
+            guard_failure(self.module, take())
         raw = out.raw
         results = tuple(_result(raw[8 * k:], t) for k, t in enumerate(self._results))
         if not results:
@@ -382,12 +392,14 @@ CPUKernel = CPUExecutable
 
 
 def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3, threads: int | None = None,
-            fast_math: bool = False) -> CPUExecutable:
+            fast_math: bool = False, check_bounds: bool = False) -> CPUExecutable:
     """Compile function ``fn`` of ``module`` (default: its only function with a body, else the
     only one no other function calls) for the host CPU at ``-O<opt_level>``; see the module
     docs for what calling it guarantees. Raises :class:`~runtime.errors.CompileError` (naming
-    the op and its location for IR the backend cannot compile; with LLVM's log otherwise)."""
-    return CPUExecutable(module, fn, opt_level, threads, fast_math)
+    the op and its location for IR the backend cannot compile; with LLVM's log otherwise).
+    ``check_bounds``: a debug build whose ``memref.load/store`` check their indices; a call in
+    which one is out of bounds skips it and raises :class:`~runtime.errors.LaunchError` naming it."""
+    return CPUExecutable(module, fn, opt_level, threads, fast_math, check_bounds)
 
 
 __all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",

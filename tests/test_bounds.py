@@ -319,3 +319,43 @@ def test_an_index_shifted_out_of_bounds_is_caught_when_the_interpreter_fails(cas
         interpreter_raised = True
     assert bool(found) == interpreter_raised
     assert all(v.op is op for v in found)
+
+
+# ----- the check_bounds debug build (guarded memref.load/store) -------------------------------------
+GATHER = """\
+func.func @f(%A: memref<4xf32>, %B: memref<4xf32>, %k: index) {
+  affine.for %i = 0 to 4 {
+    %j = arith.addi %i, %k : index
+    %a = memref.load %A[%j] : memref<4xf32>
+    memref.store %a, %B[%i] : memref<4xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, None])
+def test_check_bounds_build_names_the_memref_load_and_skips_it(threads):
+    k = runtime.compile(_parse(GATHER), "cpu", check_bounds=True, threads=threads)
+    A, B = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    k(A, B, 0)
+    assert list(B) == [0, 1, 2, 3]
+    for shift in (1, -(1 << 40)):
+        with pytest.raises(runtime.LaunchError) as e:
+            k(A, B, shift)
+        assert str(e.value).startswith("t.mlir:4:5: error: 'memref.load' %A[%j] went outside memref<4xf32>")
+    k(A, B, 0)  # the error is reset
+    assert list(B) == [0, 1, 2, 3]
+
+
+def test_only_check_bounds_builds_carry_guards():
+    from codegen.llvm import emit
+
+    m = _parse(GATHER)
+    assert "air.bounds_error" in emit(m, check_bounds=True).text
+    assert "air.bounds_error" not in emit(m).text
+
+
+def test_check_bounds_is_refused_for_cuda():
+    with pytest.raises(runtime.CompileError, match="check_bounds=True .* is a CPU build option"):
+        runtime.compile(_parse(GATHER), "cuda", check_bounds=True)

@@ -31,10 +31,12 @@ class MemRef:
 @dataclass(frozen=True)
 class Options:
     """Emission options: ``fast_math`` (fast-math flags on float ops, f32 math functions),
-    ``noalias`` (memref arguments of a function never overlap)."""
+    ``noalias`` (memref arguments of a function never overlap), ``check_bounds`` (guarded
+    ``memref.load/store``, see :mod:`.bounds_guards`)."""
 
     fast_math: bool = False
     noalias: bool = True
+    check_bounds: bool = False
 
 
 @dataclass
@@ -45,6 +47,7 @@ class ModuleContext:
     options: Options
     functions: dict[str, ir.Function] = field(default_factory=dict)  # IR symbol -> LLVM function
     func_ops: dict = field(default_factory=dict)  # IR symbol -> FuncOp
+    bounds_sites: dict = field(default_factory=dict)  # guarded op -> its position (check_bounds builds)
 
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
         """An external function (libc/libm), declared once."""
