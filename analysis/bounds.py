@@ -29,6 +29,7 @@ Message form: ``file:3:5: error: 'affine.store' %B[%i] with %i = 4 is outside me
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -167,6 +168,9 @@ def bounds_check(func: FuncOp) -> BoundsCheck:
 def _classify(s: Statement, sizes: _SizeParams, func: FuncOp, result: BoundsCheck) -> None:
     """Add the violations or launch checks of statement ``s``, dimension by dimension."""
     mt: MemRefType = s.memref.type
+    outside_any = sizes.outside_any(s.memref, s.access.get_tuple_name(_DT.out)) if mt.rank else None
+    if outside_any is None or s.access.intersect_range(outside_any).is_empty():
+        return  # the common case: one emptiness test for every dimension at once
     for d in range(mt.rank):
         oob = _out_of_bounds(s, d, sizes)
         if oob.is_empty():
@@ -185,15 +189,8 @@ def _classify(s: Statement, sizes: _SizeParams, func: FuncOp, result: BoundsChec
 
 def _out_of_bounds(s: Statement, d: int, sizes: _SizeParams) -> isl.Set:
     """``{ [S[ivs] -> M[element]] : element_d < 0 or element_d >= size_d }`` of ``s``."""
-    rank = s.memref.type.rank
-    size = sizes.term(s.memref, d)
-    mem = s.access.get_tuple_name(_DT.out)
-    outs = ", ".join(f"o{k}" for k in range(rank))
-    params = f"[{size}] -> " if not size.isdigit() else ""
-    nonneg = f"{size} >= 0 and " if params else ""
-    outside = isl.Set(f"{params}{{ {mem}[{outs}] : {nonneg}(o{d} < 0 or o{d} >= {size}) }}")
-    # coalesce: drops the empty disjuncts the union leaves, on which isl's lexmin can answer "empty".
-    return s.access.intersect_range(outside).wrap().coalesce()
+    outside = sizes.outside(s.memref, d, s.access.get_tuple_name(_DT.out))
+    return s.access.intersect_range(outside).wrap()
 
 
 class _SizeParams:
@@ -203,6 +200,26 @@ class _SizeParams:
         self.scop = scop
         self.fresh: dict[str, tuple[Value, int]] = {}  # fresh parameter -> (memref, dim)
         self._terms: dict[tuple[Value, int], str] = {}
+        self._outside: dict[tuple[Value, int], isl.Set] = {}
+
+    def outside_any(self, memref: Value, tuple_name: str) -> isl.Set:
+        """The union of :meth:`outside` over the dimensions of ``memref``."""
+        key = (memref, -1)
+        if key not in self._outside:
+            parts = [self.outside(memref, d, tuple_name) for d in range(memref.type.rank)]
+            self._outside[key] = functools.reduce(isl.Set.union, parts)
+        return self._outside[key]
+
+    def outside(self, memref: Value, d: int, tuple_name: str) -> isl.Set:
+        """``{ M[o] : o_d < 0 or o_d >= size_d }`` (a fresh size >= 0), parsed once per memref dim."""
+        key = (memref, d)
+        if key not in self._outside:
+            size = self.term(memref, d)
+            outs = ", ".join(f"o{k}" for k in range(memref.type.rank))
+            params = f"[{size}] -> " if not size.isdigit() else ""
+            nonneg = f"{size} >= 0 and " if params else ""
+            self._outside[key] = isl.Set(f"{params}{{ {tuple_name}[{outs}] : {nonneg}(o{d} < 0 or o{d} >= {size}) }}")
+        return self._outside[key]
 
     def term(self, memref: Value, d: int) -> str:
         key = (memref, d)
@@ -298,6 +315,7 @@ def _violation(s: Statement, d: int, oob: isl.Set, sizes: _SizeParams) -> Bounds
 
 def _first_point(oob: isl.Set) -> isl.Point:
     """A point of ``oob``: parameters fixed to a sample first, then the lexicographic minimum."""
+    oob = oob.coalesce()  # drops empty disjuncts, on which isl's lexmin can answer "empty"
     params = oob.params()
     if params.dim(_DT.param):
         sample = params.sample_point()
