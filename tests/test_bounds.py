@@ -359,3 +359,26 @@ def test_only_check_bounds_builds_carry_guards():
 def test_check_bounds_is_refused_for_cuda():
     with pytest.raises(runtime.CompileError, match="check_bounds=True .* is a CPU build option"):
         runtime.compile(_parse(GATHER), "cuda", check_bounds=True)
+
+
+@pytest.mark.skipif(not runtime.gpu_available(), reason="no usable GPU")
+def test_cuda_launch_refuses_arguments_that_go_out_of_bounds():
+    text = """\
+func.func @f(%A: memref<?xf32>, %B: memref<8xf32>, %n: index) {
+  affine.for %i = 0 to %n {
+    %a = affine.load %A[%i] : memref<?xf32>
+    affine.store %a, %B[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+    k = runtime.compile(_parse(text), "cuda")
+    A, B = np.arange(16, dtype=np.float32), np.zeros(8, np.float32)
+    k(A, B, 8)
+    assert list(B) == list(range(8))
+    B[:] = -1
+    with pytest.raises(BoundsLaunchError, match=r"'affine.store' %B\[%i\] with %i = 8 is outside memref<8xf32>"):
+        k(A, B, 9)
+    assert (B == -1).all()
+    with pytest.raises(BoundsLaunchError):
+        k.bind(A, B, 9)
