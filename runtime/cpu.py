@@ -363,7 +363,8 @@ class CPUExecutable:
         n = min(trips, limit)
         partials = ctypes.create_string_buffer(max(8, n * s.partial_size))
         pbase = ctypes.addressof(partials)
-        cuts = [lb + (c * trips // n) * s.step for c in range(n)] + [lb + trips * s.step] if n else []
+        # the last cut is ub, not lb + trips * step, which may pass INT64_MAX
+        cuts = [lb + (c * trips // n) * s.step for c in range(n)] + [ub] if n else []
 
         def chunk(c: int) -> None:
             run(argp, framep, cuts[c], cuts[c + 1], pbase + c * s.partial_size)

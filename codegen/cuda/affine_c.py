@@ -108,6 +108,29 @@ def c_bound(values: list[str], fn: str) -> str:
     return out if len(vals) > 1 else values[0]
 
 
+INT64_MAX = (1 << 63) - 1
+
+
+def may_step_past_int64(lb: str, ub: str, step: int) -> bool:
+    """Whether ``iv += step`` after the last iteration of ``for (iv = lb; iv < ub; ...)`` can pass
+    INT64_MAX (C bound expressions): never for step 1, nor for integer literals whose last IV plus
+    the step fits; possibly otherwise."""
+    if step == 1:
+        return False
+    lo, hi = (v[:-2] if v.endswith("LL") else v for v in (lb, ub))
+    if lo.lstrip("-").isdigit() and hi.lstrip("-").isdigit():
+        first, last = int(lo), int(hi)
+        return last > first and first + ((last - first - 1) // step + 1) * step > INT64_MAX
+    return True
+
+
+def c_trip_count(lb: str, ub: str, step: int) -> str:
+    """The C ``unsigned long long`` iteration count of ``for (iv = lb; iv < ub; iv += step)``,
+    computed without overflow (``ub - lb`` fits in 64 unsigned bits)."""
+    span = f"(unsigned long long)({ub}) - (unsigned long long)({lb}) - 1ULL"
+    return f"(({ub}) > ({lb}) ? ({span}) / {step}ULL + 1ULL : 0ULL)"
+
+
 def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], names: Sequence[str], need: Need) -> str:
     """The C condition of an integer set's ``constraints`` (``e == 0`` where ``eq_flags``, else
     ``e >= 0``) over dims named ``names``: each inequality printed with its negative terms moved right (``j < N`` for

@@ -95,31 +95,62 @@ def _apply(em: FunctionEmitter, op) -> None:
     em.set(op.results[0], combine(em.b, vals, op.name == "affine.min") if len(vals) > 1 else vals[0])
 
 
+INT64_MAX = (1 << 63) - 1
+
+
+def may_step_past_int64(lb: ir.Value, ub: ir.Value, step: int) -> bool:
+    """Whether ``iv += step`` after the last iteration of ``for iv = lb; iv < ub`` can pass
+    INT64_MAX: never for step 1 (``iv < ub <= INT64_MAX``) nor for constant bounds whose last
+    IV plus the step fits; possibly otherwise."""
+    if step == 1:
+        return False
+    if isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant):
+        lo, hi = lb.constant, ub.constant
+        if isinstance(lo, int) and isinstance(hi, int):
+            return hi > lo and lo + ((hi - lo - 1) // step + 1) * step > INT64_MAX
+    return True
+
+
+def trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: int) -> ir.Value:
+    """Iterations of ``for iv = lb; iv < ub; iv += step`` as an unsigned i64, computed without
+    overflow: ``ub > lb ? (ub - lb - 1) udiv step + 1 : 0`` (``ub - lb`` fits in 64 unsigned bits)."""
+    span = b.sub(b.sub(ub, lb), _c(1))
+    trips = b.add(b.udiv(span, _c(step)), _c(1), flags=["nuw"])
+    return b.select(b.icmp_signed(">", ub, lb), trips, _c(0))
+
+
 def emit_loop(em: FunctionEmitter, lb: ir.Value, ub: ir.Value, step: int, inits: list[ir.Value],
               body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str = "i") -> list[ir.Value]:
     """``for iv = lb; iv < ub; iv += step`` carrying ``inits`` through phis; ``body(iv, carried)``
-    emits one iteration and returns the next carried values. Returns the final carried values."""
+    emits one iteration and returns the next carried values. Returns the final carried values.
+    The loop runs exactly the iterations whose IV is in ``[lb, ub)``, also when the IV after the
+    last one would pass INT64_MAX: such loops (:func:`may_step_past_int64`) count their
+    iterations (:func:`trip_count`) and derive the IV; the others keep the plain ``iv < ub`` form."""
     b = em.b
+    counted = may_step_past_int64(lb, ub, step)
+    trips = trip_count(b, lb, ub, step) if counted else None
     pre = b.block
     header = em.append_block(f"{name}.header")
     body_bb = em.append_block(f"{name}.body")
     exit_bb = em.append_block(f"{name}.exit")
     b.branch(header)
     b.position_at_end(header)
-    iv = b.phi(I64, name=name)
-    iv.add_incoming(lb, pre)
+    counter = b.phi(I64, name=f"{name}.count" if counted else name)
+    counter.add_incoming(_c(0) if counted else lb, pre)
     phis = []
     for k, x in enumerate(inits):
         p = b.phi(x.type, name=f"{name}.acc{k}")
         p.add_incoming(x, pre)
         phis.append(p)
-    b.cbranch(b.icmp_signed("<", iv, ub), body_bb, exit_bb)
+    more = b.icmp_unsigned("<", counter, trips) if counted else b.icmp_signed("<", counter, ub)
+    b.cbranch(more, body_bb, exit_bb)
     b.position_at_end(body_bb)
+    iv = b.add(lb, b.mul(counter, _c(step)), name=name) if counted else counter  # wraps back into [lb, ub)
     nxt = body(iv, list(phis))
     latch = b.block
-    iv_next = b.add(iv, _c(step), flags=["nsw"])
+    counter_next = b.add(counter, _c(1) if counted else _c(step), flags=["nuw"] if counted else ["nsw"])
     b.branch(header)
-    iv.add_incoming(iv_next, latch)
+    counter.add_incoming(counter_next, latch)
     for p, x in zip(phis, nxt):
         p.add_incoming(x, latch)
     b.position_at_end(exit_bb)
