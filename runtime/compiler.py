@@ -57,12 +57,13 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
         from transforms.pipelines import CPU_PIPELINE
 
         pipeline = CPU_PIPELINE
-    trace = None
+    trace, original = None, module
     if pipeline:
         from transforms import PassManager
 
         pm = PassManager.parse(pipeline)
         module, trace = pm.run(module), pm.trace
-    exe = cpu.compile(module, fn=fn, **options)
+    # the passes assume distinct memrefs: overlapping arrays run the module before them
+    exe = cpu.compile(module, fn=fn, overlap_module=original if pipeline else None, **options)
     exe.trace = trace
     return exe

@@ -16,8 +16,14 @@ Guarantees
 - The result equals the interpreter's (``affine_ir.interpret``) except where
   :mod:`codegen.llvm` documents a difference (traps, math functions, unchecked accesses) and for
   float reductions of ``affine.parallel`` loops split over threads (see below).
-- Arrays passed for two memref arguments may overlap: the call then uses code compiled
-  without ``noalias`` (compiled on first need).
+- Arrays passed for two memref arguments may overlap (their byte ranges intersect, one of them
+  written): the call then runs a build compiled on first need without ``noalias`` from the
+  module before any pass that assumes distinct memrefs (``overlap_module``: what
+  :func:`runtime.compile` gives is the module before its pipeline), so the result is still the
+  interpreter's.
+- A read-only array (``flags.writeable`` false: ``setflags(write=False)``, ``np.frombuffer`` of
+  ``bytes``, a read-only memmap) is refused for a memref the function may write
+  (:func:`runtime.arg_checks.written_arguments`), accepted for one it only reads.
 - **Threads**: when a top-level op of the function is an ``affine.parallel`` (what
   ``affine-parallelize`` produces) and ``threads != 1``, the function runs as its
   segments (:mod:`codegen.llvm.segments`): the iterations of the outermost loop of each
@@ -51,6 +57,7 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type,
 from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
+from .arg_checks import written_arguments
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
@@ -191,10 +198,13 @@ def _scalar(p: _Param, k: int, value):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _memref(p: _Param, k: int, value) -> list[int]:
+def _memref(p: _Param, k: int, value, written: bool) -> list[int]:
     t: MemRefType = p.type
     want = numpy_dtype(t.element_type)
     where = f"argument #{k} ({p.name})"
+    if isinstance(value, (list, tuple)):
+        raise LaunchError(f"{where}: expected a numpy array for {t}, got a Python {type(value).__name__} "
+                          f"(pass numpy.asarray(x, dtype={want}))")
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"{where}: expected a numpy array for {t}, got {_describe(value)}")
     if want is None or value.dtype != want:
@@ -206,13 +216,17 @@ def _memref(p: _Param, k: int, value) -> list[int]:
         raise LaunchError(f"{where}: the array is not C-contiguous (pass np.ascontiguousarray(...))")
     if not value.flags.aligned:
         raise LaunchError(f"{where}: the array is not aligned to its element size")
+    if written and not value.flags.writeable:
+        raise LaunchError(f"{where}: the function writes this argument but the array is read-only")
     return [value.ctypes.data] + [n for d, n in zip(t.shape, value.shape) if d is None]
 
 
-def _overlap(arrays: list[np.ndarray]) -> bool:
-    for i in range(len(arrays)):
-        for j in range(i + 1, len(arrays)):
-            if np.may_share_memory(arrays[i], arrays[j]):
+def _overlap(arrays: list[tuple[np.ndarray, bool]]) -> bool:
+    """Whether the byte ranges of two arrays intersect, one of them written (``np.may_share_memory``
+    compares the memory bounds, so views of one buffer overlap when their extents do)."""
+    for i, (a, wa) in enumerate(arrays):
+        for b, wb in arrays[i + 1:]:
+            if (wa or wb) and a.nbytes and b.nbytes and np.may_share_memory(a, b):
                 return True
     return False
 
@@ -260,7 +274,8 @@ class CPUExecutable:
     trace = None
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
-                 threads: int | None = None, fast_math: bool = False):
+                 threads: int | None = None, fast_math: bool = False,
+                 overlap_module: ModuleOp | FuncOp | None = None):
         if isinstance(module, FuncOp):
             parent = module.parent_op
             fn = fn or module.sym_name
@@ -268,7 +283,10 @@ class CPUExecutable:
         if not isinstance(module, (ModuleOp, FuncOp)):
             raise CompileError(f"expected a module or a func.func op, got {type(module).__name__}")
         self.module = module
+        self._overlap_module = overlap_module.parent_op if isinstance(overlap_module, FuncOp) and \
+            isinstance(overlap_module.parent_op, ModuleOp) else overlap_module
         func = entry_function(module, fn) if isinstance(module, ModuleOp) else module
+        self._written = written_arguments(func)
         self.name = func.sym_name
         self.opt_level = opt_level
         self.fast_math = fast_math
@@ -289,7 +307,8 @@ class CPUExecutable:
     def _variant(self, noalias: bool) -> tuple:
         v = self._variants.get(noalias)
         if v is None:
-            c = _compile_module(self.module, self.opt_level, self.fast_math, noalias)
+            source = self.module if noalias or self._overlap_module is None else self._overlap_module
+            c = _compile_module(source, self.opt_level, self.fast_math, noalias)
             abi = c.functions[self.name]
             entry = _WRAPPER(c.loaded.address(abi.entry))
             segs = []
@@ -325,8 +344,8 @@ class CPUExecutable:
         arrays = []
         for k, (p, a) in enumerate(zip(self._params, args)):
             if isinstance(p.type, MemRefType):
-                flat += _memref(p, k, a)
-                arrays.append(a)
+                flat += _memref(p, k, a, k in self._written)
+                arrays.append((a, k in self._written))
             else:
                 flat.append(_scalar(p, k, a))
         buf = ctypes.create_string_buffer(max(8, struct.calcsize(self._fmt)))
@@ -380,12 +399,14 @@ CPUKernel = CPUExecutable
 
 
 def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3, threads: int | None = None,
-            fast_math: bool = False) -> CPUExecutable:
+            fast_math: bool = False, overlap_module: ModuleOp | FuncOp | None = None) -> CPUExecutable:
     """Compile function ``fn`` of ``module`` (default: its only function with a body, else the
     only one no other function calls) for the host CPU at ``-O<opt_level>``; see the module
     docs for what calling it guarantees. Raises :class:`~runtime.errors.CompileError` (naming
-    the op and its location for IR the backend cannot compile; with LLVM's log otherwise)."""
-    return CPUExecutable(module, fn, opt_level, threads, fast_math)
+    the op and its location for IR the backend cannot compile; with LLVM's log otherwise).
+    ``overlap_module``: the program to run when array arguments overlap (default ``module``
+    itself), e.g. the module before passes that assume distinct memrefs."""
+    return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module)
 
 
 __all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",

@@ -1,0 +1,188 @@
+"""Bad arguments never crash the process nor run silently: the CPU executable, the CUDA
+executable's checks (which run without a GPU) and both command-line tools answer each with a
+clear error naming the argument (LaunchError, or exit status 2 and a message, no traceback)."""
+
+from __future__ import annotations
+
+import mmap
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import affine_ir as air
+import runtime
+from runtime import LaunchError
+from runtime.arg_checks import dynamic_dim_sizes, written_arguments
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _cache_dir(isolated_cpu_cache):
+    """Each module compiles into its own cache directory (see conftest)."""
+
+
+SHIFT = """
+func.func @shift(%A: memref<64xf32>, %B: memref<64xf32>) {
+  affine.for %i = 1 to 64 {
+    %x = affine.load %A[%i - 1] : memref<64xf32>
+    %one = arith.constant 1.0 : f32
+    %y = arith.addf %x, %one : f32
+    affine.store %y, %B[%i] : memref<64xf32>
+  }
+  return
+}"""
+
+ADD = """
+func.func @k(%A: memref<4x8xf32>, %B: memref<4x8xf32>) {
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %x = affine.load %A[%i, %j] : memref<4x8xf32>
+      %y = affine.load %B[%i, %j] : memref<4x8xf32>
+      %z = arith.addf %x, %y : f32
+      affine.store %z, %B[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}"""
+
+DYN = """
+func.func @dyn(%A: memref<?x8xf32>, %B: memref<?xf32>, %N: index) {
+  affine.for %i = 0 to %N {
+    %x = affine.load %A[%i, 0] : memref<?x8xf32>
+    affine.store %x, %B[%i] : memref<?xf32>
+  }
+  return
+}"""
+
+
+# -- overlapping arrays (item: aliasing) ------------------------------------------------------------
+
+def test_overlapping_arrays_under_the_default_pipeline_equal_the_interpreter():
+    m = air.parse(SHIFT)
+    want = np.zeros(64, np.float32)
+    air.interpret(m, want, want)
+    k = runtime.compile(m, target="cpu")
+    got = np.zeros(64, np.float32)
+    k(got, got)
+    np.testing.assert_array_equal(got, want)
+    base = np.zeros(80, np.float32)  # views of one buffer whose byte ranges intersect
+    a, b = base[:64], base[8:72]
+    wa, wb = a.copy(), b.copy()
+    wbase = np.zeros(80, np.float32)
+    air.interpret(m, wbase[:64], wbase[8:72])
+    k(a, b)
+    np.testing.assert_array_equal(base, wbase)
+    distinct_a, distinct_b = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    k(distinct_a, distinct_b)
+    assert distinct_b[1:].tolist() == [1.0] * 63 and not wa.any() and not wb.any()
+
+
+def test_cuda_refuses_overlapping_written_arrays_before_touching_the_device():
+    k = runtime.compile(air.parse(SHIFT), target="cuda", arch="sm_90")
+    x = np.zeros(64, np.float32)
+    with pytest.raises(LaunchError, match=r"argument #0 \(%A\) and argument #1 \(%B\) overlap"):
+        k(x, x)
+
+
+# -- read-only arrays ---------------------------------------------------------------------------
+
+def _readonly_arrays():
+    flag = np.zeros((4, 8), np.float32)
+    flag.setflags(write=False)
+    raw = np.frombuffer(bytes(128), np.float32).reshape(4, 8)
+    f = tempfile.NamedTemporaryFile(delete=False)
+    f.write(bytes(128))
+    f.close()
+    mapped = np.memmap(f.name, np.float32, mode="r", shape=(4, 8))
+    return {"flag": flag, "bytes": raw, "mmap": mapped}
+
+
+@pytest.mark.parametrize("case", ["flag", "bytes", "mmap"])
+def test_read_only_array_is_refused_for_a_written_memref_only(case):
+    k = runtime.compile(air.parse(ADD), target="cpu")
+    ro = _readonly_arrays()[case]
+    with pytest.raises(LaunchError, match=r"argument #1 \(%B\): the function writes this argument but the array "
+                                          r"is read-only"):
+        k(np.ones((4, 8), np.float32), ro)
+    out = np.zeros((4, 8), np.float32)
+    k(ro, out)  # %A is only read
+    assert not out.any() and not np.asarray(ro).any()
+
+
+def test_cuda_refuses_a_read_only_array_for_a_written_memref():
+    k = runtime.compile(air.parse(ADD), target="cuda", arch="sm_90")
+    ro = _readonly_arrays()["flag"]
+    with pytest.raises(LaunchError, match=r"argument #1 \(%B\): the kernel writes this argument"):
+        k(np.ones((4, 8), np.float32), ro)
+
+
+def test_written_arguments_follow_calls_and_unknown_effects():
+    m = air.parse("""
+    func.func private @ext(memref<4xf32>)
+    func.func @callee(%X: memref<4xf32>, %Y: memref<4xf32>) {
+      %v = affine.load %X[0] : memref<4xf32>
+      affine.store %v, %Y[0] : memref<4xf32>
+      return
+    }
+    func.func @main(%A: memref<4xf32>, %B: memref<4xf32>, %C: memref<4xf32>, %D: memref<?xf32>, %E: memref<4xf32>) {
+      func.call @callee(%A, %B) : (memref<4xf32>, memref<4xf32>) -> ()
+      func.call @ext(%C) : (memref<4xf32>) -> ()
+      %z = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %n = memref.dim %E, %c0 : memref<4xf32>
+      memref.store %z, %D[%n] : memref<?xf32>
+      return
+    }""")
+    main = next(f for f in m.functions if f.sym_name == "main")
+    assert written_arguments(main) == {1, 2, 3}
+
+
+# -- argument checks -------------------------------------------------------------------------------
+
+def _bad_calls():
+    a = np.zeros(64, np.float32)
+    return [
+        ((a,), r"@shift takes 2 arguments"),
+        ((a, a, a), r"@shift takes 2 arguments"),
+        (([0.0] * 64, a), r"argument #0 \(%A\).*Python list \(pass numpy.asarray\(x, dtype=float32\)\)"),
+        ((a, np.zeros(64, np.float64)), r"argument #1 \(%B\): expected dtype float32"),
+        ((a, np.zeros(63, np.float32)), r"argument #1 \(%B\): expected shape \(64,\)"),
+        ((a, np.zeros((64, 1), np.float32)), r"argument #1 \(%B\): expected shape"),
+        ((a, np.zeros(128, np.float32)[::2]), r"argument #1 \(%B\): the array is not C-contiguous"),
+        ((a, 3.0), r"argument #1 \(%B\): expected a.* array"),
+        ((a, np.frombuffer(bytearray(257), np.float32, 64, 1)), r"argument #1 \(%B\): the array is not aligned"),
+    ]
+
+
+@pytest.mark.parametrize("k", range(9))
+def test_cpu_bad_arguments_are_launch_errors(k):
+    args, message = _bad_calls()[k]
+    exe = runtime.compile(air.parse(SHIFT), target="cpu")
+    with pytest.raises(LaunchError, match=message):
+        exe(*args)
+
+
+@pytest.mark.parametrize("k", range(8))
+def test_cuda_bad_arguments_are_launch_errors_without_a_gpu(k):
+    args, message = _bad_calls()[k]
+    exe = runtime.compile(air.parse(SHIFT), target="cuda", arch="sm_90")
+    with pytest.raises(LaunchError, match=message.replace("Python list.*", "").split(".*")[0]):
+        exe(*args)
+
+
+@pytest.mark.parametrize("value, message", [
+    (2**63, r"argument #2 \(%N\): 9223372036854775808 does not fit in index"),
+    (-(2**63) - 1, r"does not fit in index"),
+    (1.5, r"argument #2 \(%N\): expected index, got float"),
+    ("8", r"argument #2 \(%N\): expected index, got str"),
+])
+def test_cpu_index_arguments_out_of_range(value, message):
+    exe = runtime.compile(air.parse(DYN), target="cpu", pipeline="")
+    with pytest.raises(LaunchError, match=message):
+        exe(np.zeros((4, 8), np.float32), np.zeros(4, np.float32), value)
+
+
+def test_dynamic_dims_are_tied_to_the_index_arguments_that_bound_their_loops():
+    assert dynamic_dim_sizes(air.parse(DYN).functions[0]) == {(0, 0): 2, (1, 0): 2}
