@@ -4,9 +4,6 @@ clear error naming the argument (LaunchError, or exit status 2 and a message, no
 
 from __future__ import annotations
 
-import mmap
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
