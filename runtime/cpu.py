@@ -54,7 +54,7 @@ import numpy as np
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
-from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
+from codegen.llvm import FAILURE_SYMBOL, EmitError, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
 from .arg_checks import written_arguments
@@ -90,6 +90,17 @@ class _Compiled:
     functions: dict[str, FunctionABI]
     text: str  # the emitted LLVM IR ('' after a disk hit)
     source: str  # how it was obtained: "compiled", "memory" or "disk"
+    alloc_sites: tuple[str, ...] = ()
+
+    def check_allocations(self) -> None:
+        """LaunchError naming the allocation that failed during the last call (the flag cleared)."""
+        if not self.alloc_sites:
+            return
+        flag = ctypes.c_int64.from_address(self.loaded.address(FAILURE_SYMBOL))
+        site, flag.value = flag.value, 0
+        if site:
+            raise LaunchError(f"out of memory: {self.alloc_sites[site - 1]} could not be allocated (size too large "
+                              f"or not available); the call was abandoned")
 
 
 _memory: dict[str, _Compiled] = {}
@@ -117,13 +128,13 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
         hit = _memory.get(key)
         if hit is not None:
             _stats["memory_hits"] += 1
-            return _Compiled(hit.loaded, hit.functions, hit.text, "memory")
+            return _Compiled(hit.loaded, hit.functions, hit.text, "memory", hit.alloc_sites)
     stored = cpu_jit.disk_load(key)
     if stored is not None:
         obj, abi_json = stored
         try:
             compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), LLVMModule.functions_from_json(abi_json), "",
-                                 "disk")
+                                 "disk", LLVMModule.alloc_sites_from_json(abi_json))
             with _memory_lock:
                 _stats["disk_hits"] += 1
                 _memory[key] = compiled
@@ -139,7 +150,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
     except cpu_jit.LLVMFailure as e:
         raise CompileError(f"LLVM rejected the generated module: {e.log.strip().splitlines()[0] if e.log else ''}",
                            log=e.log, options=options, source=lm.text) from None
-    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled")
+    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled", lm.alloc_sites)
     cpu_jit.disk_store(key, obj, lm.abi_json())
     with _memory_lock:
         _stats["compiles"] += 1
@@ -354,11 +365,12 @@ class CPUExecutable:
 
     def __call__(self, *args):
         buf, overlap = self.pack(args)
-        _, abi, entry, segs = self._variant(not overlap)
+        compiled, abi, entry, segs = self._variant(not overlap)
         out = ctypes.create_string_buffer(8 * max(1, len(self._results)))
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)
         if not segs or self.threads == 1:
             entry(argp, None, 0, 0, outp)
+            compiled.check_allocations()
         else:
             frame = ctypes.create_string_buffer(max(8, abi.frame_size))
             framep = ctypes.addressof(frame)
@@ -367,6 +379,7 @@ class CPUExecutable:
                     run(argp, framep, 0, 0, outp)
                 else:
                     self._run_parallel(s, run, bounds, combine, argp, framep)
+                compiled.check_allocations()
         raw = out.raw
         results = tuple(_result(raw[8 * k:], t) for k, t in enumerate(self._results))
         if not results:

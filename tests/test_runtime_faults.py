@@ -183,3 +183,56 @@ def test_cpu_index_arguments_out_of_range(value, message):
 
 def test_dynamic_dims_are_tied_to_the_index_arguments_that_bound_their_loops():
     assert dynamic_dim_sizes(air.parse(DYN).functions[0]) == {(0, 0): 2, (1, 0): 2}
+
+
+# -- allocations that fail ---------------------------------------------------------------------
+
+ALLOCS = """
+func.func @inner(%n: index) -> f32 {
+  %t = memref.alloc(%n) : memref<?xf32>
+  %x = affine.load %t[0] : memref<?xf32>
+  memref.dealloc %t : memref<?xf32>
+  return %x : f32
+}
+func.func @outer(%S: memref<4xf32>, %n: index) {
+  %x = func.call @inner(%n) : (index) -> f32
+  affine.store %x, %S[0] : memref<4xf32>
+  return
+}
+func.func @par(%S: memref<4xf32>, %n: index) {
+  affine.parallel (%i) = (0) to (4) {
+    %t = memref.alloc(%n, %n) : memref<?x?xf32>
+    %x = affine.load %t[0, 0] : memref<?x?xf32>
+    affine.store %x, %S[%i] : memref<4xf32>
+    memref.dealloc %t : memref<?x?xf32>
+  }
+  return
+}
+func.func @huge(%S: memref<1xf32>) {
+  %t = memref.alloc() : memref<1099511627776xf32>
+  %x = affine.load %t[1099511627000] : memref<1099511627776xf32>
+  affine.store %x, %S[0] : memref<1xf32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("fn, n, threads", [
+    ("huge", None, 1),
+    ("outer", 2**62, 1),  # the byte size overflows 64 bits
+    ("outer", -5, 1),  # a negative size
+    ("outer", 2**40, 1),  # 4 TiB: posix_memalign fails
+    ("par", 2**31, 4),  # 16 EiB in threads
+    ("par", 2**31, 1),
+])
+def test_failed_allocation_is_a_launch_error_naming_the_alloc(fn, n, threads):
+    m = air.parse(ALLOCS, "allocs.mlir")
+    exe = runtime.compile(m, target="cpu", pipeline="", fn=fn, threads=threads)
+    args = [np.zeros(m.functions[[f.sym_name for f in m.functions].index(fn)].args[0].type.shape, np.float32)]
+    args += [] if n is None else [n]
+    with pytest.raises(LaunchError, match=r"out of memory: 'memref.alloc' of memref<.*> at allocs.mlir:\d+:\d+"):
+        exe(*args)
+    if n is not None:  # the flag was cleared: a small size runs
+        args[-1] = 3
+        exe(*args)
+        assert not args[0].any()

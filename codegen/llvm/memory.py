@@ -139,11 +139,19 @@ def _vector_store(em: FunctionEmitter, op) -> None:
         b.store(part, p, align=_align(m.type))
 
 
-def _byte_size(em: FunctionEmitter, t: MemRefType, dims: list[ir.Value]) -> ir.Value:
+def _byte_size(em: FunctionEmitter, t: MemRefType, dims: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """The buffer's bytes and an i1 true when they do not fit in 63 bits (a dim is negative, or
+    the product overflows)."""
+    b = em.b
+    umul = intrinsic(em.module, "llvm.umul.with.overflow", ir.LiteralStructType([I64, ir.IntType(1)]), [I64, I64],
+                     [I64])
     size: ir.Value = ir.Constant(I64, storage_bytes(t.element_type))
+    bad: ir.Value = ir.Constant(ir.IntType(1), 0)
     for d in dims:
-        size = em.b.mul(size, d)
-    return size
+        r = b.call(umul, [size, d])
+        size = b.extract_value(r, 0)
+        bad = b.or_(bad, b.or_(b.extract_value(r, 1), b.icmp_signed("<", d, ir.Constant(I64, 0))))
+    return size, b.or_(bad, b.icmp_signed("<", size, ir.Constant(I64, 0)))
 
 
 def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
@@ -151,13 +159,20 @@ def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
     em.b.call(memset, [p, ir.Constant(I8, 0), size, ir.Constant(ir.IntType(1), 0)])
 
 
-def heap_alloc(em: FunctionEmitter, size: ir.Value) -> ir.Value:
-    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1)."""
+def heap_alloc(em: FunctionEmitter, size: ir.Value, site: str = "an allocation",
+               too_big: ir.Value | None = None) -> ir.Value:
+    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1). When
+    ``posix_memalign`` fails (or ``too_big`` is true) the function records ``site`` in the
+    module's failure flag and returns (see :meth:`FunctionEmitter.fail_if`)."""
     b = em.b
     memalign = em.ctx.declare("posix_memalign", I32, [PTR, I64, I64])
     slot = em.entry_alloca(PTR, align=8)
     nonzero = b.select(b.icmp_unsigned("==", size, ir.Constant(I64, 0)), ir.Constant(I64, 1), size)
-    b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
+    if too_big is not None:
+        nonzero = b.select(too_big, ir.Constant(I64, -1), nonzero)  # posix_memalign refuses it
+    rc = b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
+    em.ctx.alloc_sites.append(site)
+    em.fail_if(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), ir.Constant(I64, len(em.ctx.alloc_sites)))
     p = b.load(slot, typ=PTR, align=8)
     _zero_fill(em, p, size)
     return p
@@ -169,17 +184,21 @@ def _alloc(em: FunctionEmitter, op) -> None:
     dyn = [em.get(v) for v in op.operands]
     dyn_iter = iter(dyn)
     dims = [ir.Constant(I64, d) if d is not None else next(dyn_iter) for d in t.shape]
-    size = _byte_size(em, t, dims)
+    size, too_big = _byte_size(em, t, dims)
     static = t.has_static_shape
     nbytes = storage_bytes(t.element_type) * math.prod(t.shape) if static else None
     if op.name == "memref.alloca" and static and nbytes <= STACK_LIMIT:
         p = em.entry_alloca(I8, max(nbytes, 1), align=ALLOC_ALIGN)
         _zero_fill(em, p, size)
     else:
-        p = heap_alloc(em, size)
+        p = heap_alloc(em, size, f"'{op.name}' of {t}{_at(op)}", too_big)
         if op.name == "memref.alloca":
             em.block_frees[-1].append(p)
     em.bind_memref(op.results[0], p, dyn)
+
+
+def _at(op) -> str:
+    return f" at {op.location}" if op.location is not None else ""
 
 
 @handler("memref.dealloc")

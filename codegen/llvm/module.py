@@ -48,4 +48,5 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
         entry = emit_entry(ctx, f)
         segs, frame = emit_segments(ctx, f) if segments else ([], 0)
         abis[f.sym_name] = function_abi(f, entry, segs, frame)
-    return LLVMModule(str(ctx.module), abis, {"fast_math": fast_math, "noalias": noalias, "segments": segments})
+    return LLVMModule(str(ctx.module), abis, {"fast_math": fast_math, "noalias": noalias, "segments": segments},
+                      tuple(ctx.alloc_sites))
