@@ -1021,7 +1021,8 @@ def test_errors_name_the_op_and_its_location(before, inside, bx, line, message):
 
 
 def test_errors_for_results_and_arguments():
-    with pytest.raises(EmitError, match="a host function with results is not supported"):
+    with pytest.raises(EmitError, match=r"it returns %x \(an argument\); a function returning a value is not "
+                                         r"supported"):
         emit(air.parse("func.func @f(%x: f32) -> f32 {\n  return %x : f32\n}"))
     with pytest.raises(EmitError, match="expected a module or a func.func op"):
         emit(air.parse(ELEMENTWISE).functions[0].body.ops[0])
@@ -1538,6 +1539,28 @@ def test_index_division_is_32_bit_where_the_dividend_fits():
     assert "air_floordiv(k + tx, 3)" in src and "air_floordiv32(k" not in src
     assert "air_mod(tx + n, 9)" in src
     assert_clean_compile(p)
+
+
+def test_returning_a_loop_result_names_the_value_and_the_loop():
+    """Through the GPU pipeline (gpu-map ran): the refusal says what is wrong, not 'run gpu-map'."""
+    import runtime
+
+    m = air.parse("""
+func.func @ret(%A: memref<10xf32>, %n: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  %r = affine.for %i = 0 to %n iter_args(%s = %z) -> (f32) {
+    %x = affine.load %A[%i] : memref<10xf32>
+    %s2 = arith.addf %s, %x : f32
+    affine.yield %s2 : f32
+  }
+  return %r : f32
+}""", "ret.mlir")
+    with pytest.raises(runtime.CompileError) as e:
+        runtime.cuda.compile(m)
+    msg = str(e.value)
+    assert msg.startswith("ret.mlir:9:3: error: cannot emit @ret as CUDA: it returns %r, the result of 'affine.for' "
+                          "at ret.mlir:4:3; a function returning a value is not supported"), msg
+    assert "gpu-map" not in msg
 
 
 # ----------------------------------------------------------------------------------------------
