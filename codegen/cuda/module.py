@@ -107,7 +107,8 @@ def _check_host(f: FuncOp) -> None:
     for op in ops:
         if op.name not in HOST_OPS:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
-                            "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
+                            "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
+                            "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
                             "gpu.launch and return may stay on the host", op.location)
         if op.name == "memref.alloc" and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
