@@ -90,17 +90,17 @@ class _Compiled:
     functions: dict[str, FunctionABI]
     text: str  # the emitted LLVM IR ('' after a disk hit)
     source: str  # how it was obtained: "compiled", "memory" or "disk"
-    alloc_sites: tuple[str, ...] = ()
+    failure_sites: tuple[str, ...] = ()
 
-    def check_allocations(self) -> None:
-        """LaunchError naming the allocation that failed during the last call (the flag cleared)."""
-        if not self.alloc_sites:
+    def check_failures(self) -> None:
+        """LaunchError naming what failed during the last call (an allocation, an access out of
+        bounds with ``bounds_check``), the flag cleared."""
+        if not self.failure_sites:
             return
         flag = ctypes.c_int64.from_address(self.loaded.address(FAILURE_SYMBOL))
         site, flag.value = flag.value, 0
         if site:
-            raise LaunchError(f"out of memory: {self.alloc_sites[site - 1]} could not be allocated (size too large "
-                              f"or not available); the call was abandoned")
+            raise LaunchError(self.failure_sites[site - 1])
 
 
 _memory: dict[str, _Compiled] = {}
@@ -120,21 +120,24 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
-def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, noalias: bool) -> _Compiled:
+def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, noalias: bool,
+                    bounds_check: bool = False) -> _Compiled:
     text_ir = str(module)
     options = {"opt_level": opt_level, "fast_math": fast_math, "noalias": noalias}
+    if bounds_check:
+        options["bounds_check"] = True
     key = cpu_jit.cache_key(text_ir, repr(sorted(options.items())))
     with _memory_lock:
         hit = _memory.get(key)
         if hit is not None:
             _stats["memory_hits"] += 1
-            return _Compiled(hit.loaded, hit.functions, hit.text, "memory", hit.alloc_sites)
+            return _Compiled(hit.loaded, hit.functions, hit.text, "memory", hit.failure_sites)
     stored = cpu_jit.disk_load(key)
     if stored is not None:
         obj, abi_json = stored
         try:
             compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), LLVMModule.functions_from_json(abi_json), "",
-                                 "disk", LLVMModule.alloc_sites_from_json(abi_json))
+                                 "disk", LLVMModule.failure_sites_from_json(abi_json))
             with _memory_lock:
                 _stats["disk_hits"] += 1
                 _memory[key] = compiled
@@ -142,7 +145,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
         except Exception:  # a corrupt entry: compile again
             pass
     try:
-        lm = emit(module, fast_math=fast_math, noalias=noalias)
+        lm = emit(module, fast_math=fast_math, noalias=noalias, bounds_check=bounds_check)
     except EmitError as e:
         raise CompileError(e.message, e.location, options=options) from None
     try:
@@ -150,7 +153,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
     except cpu_jit.LLVMFailure as e:
         raise CompileError(f"LLVM rejected the generated module: {e.log.strip().splitlines()[0] if e.log else ''}",
                            log=e.log, options=options, source=lm.text) from None
-    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled", lm.alloc_sites)
+    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled", lm.failure_sites)
     cpu_jit.disk_store(key, obj, lm.abi_json())
     with _memory_lock:
         _stats["compiles"] += 1
@@ -286,7 +289,7 @@ class CPUExecutable:
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
                  threads: int | None = None, fast_math: bool = False,
-                 overlap_module: ModuleOp | FuncOp | None = None):
+                 overlap_module: ModuleOp | FuncOp | None = None, bounds_check: bool = False):
         if isinstance(module, FuncOp):
             parent = module.parent_op
             fn = fn or module.sym_name
@@ -301,6 +304,7 @@ class CPUExecutable:
         self.name = func.sym_name
         self.opt_level = opt_level
         self.fast_math = fast_math
+        self.bounds_check = bounds_check
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         names = [f"%{a.name_hint}" if a.name_hint else f"%arg{i}" for i, a in enumerate(func.args)]
         self._params = [_param(n, t) for n, t in zip(names, func.function_type.inputs)]
@@ -319,7 +323,7 @@ class CPUExecutable:
         v = self._variants.get(noalias)
         if v is None:
             source = self.module if noalias or self._overlap_module is None else self._overlap_module
-            c = _compile_module(source, self.opt_level, self.fast_math, noalias)
+            c = _compile_module(source, self.opt_level, self.fast_math, noalias, self.bounds_check)
             abi = c.functions[self.name]
             entry = _WRAPPER(c.loaded.address(abi.entry))
             segs = []
@@ -340,7 +344,7 @@ class CPUExecutable:
     def llvm_ir(self) -> str:
         """The emitted LLVM IR (re-emitted when the code came from the disk cache)."""
         text = self._variants[True][0].text
-        return text or emit(self.module, fast_math=self.fast_math).text
+        return text or emit(self.module, fast_math=self.fast_math, bounds_check=self.bounds_check).text
 
     def __repr__(self) -> str:
         return f"<CPUExecutable @{self.name} -O{self.opt_level} threads={self.threads}>"
@@ -370,7 +374,7 @@ class CPUExecutable:
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)
         if not segs or self.threads == 1:
             entry(argp, None, 0, 0, outp)
-            compiled.check_allocations()
+            compiled.check_failures()
         else:
             frame = ctypes.create_string_buffer(max(8, abi.frame_size))
             framep = ctypes.addressof(frame)
@@ -379,7 +383,7 @@ class CPUExecutable:
                     run(argp, framep, 0, 0, outp)
                 else:
                     self._run_parallel(s, run, bounds, combine, argp, framep)
-                compiled.check_allocations()
+                compiled.check_failures()
         raw = out.raw
         results = tuple(_result(raw[8 * k:], t) for k, t in enumerate(self._results))
         if not results:
@@ -412,14 +416,17 @@ CPUKernel = CPUExecutable
 
 
 def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3, threads: int | None = None,
-            fast_math: bool = False, overlap_module: ModuleOp | FuncOp | None = None) -> CPUExecutable:
+            fast_math: bool = False, overlap_module: ModuleOp | FuncOp | None = None,
+            bounds_check: bool = False) -> CPUExecutable:
     """Compile function ``fn`` of ``module`` (default: its only function with a body, else the
     only one no other function calls) for the host CPU at ``-O<opt_level>``; see the module
     docs for what calling it guarantees. Raises :class:`~runtime.errors.CompileError` (naming
     the op and its location for IR the backend cannot compile; with LLVM's log otherwise).
     ``overlap_module``: the program to run when array arguments overlap (default ``module``
-    itself), e.g. the module before passes that assume distinct memrefs."""
-    return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module)
+    itself), e.g. the module before passes that assume distinct memrefs. ``bounds_check``: every
+    access checks its indices; one out of bounds abandons the call with a LaunchError naming
+    the op and its location (slower; ``affine-run`` uses it for its checked run)."""
+    return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module, bounds_check)
 
 
 __all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",

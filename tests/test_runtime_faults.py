@@ -4,7 +4,12 @@ clear error naming the argument (LaunchError, or exit status 2 and a message, no
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,3 +241,115 @@ def test_failed_allocation_is_a_launch_error_naming_the_alloc(fn, n, threads):
         args[-1] = 3
         exe(*args)
         assert not args[0].any()
+
+
+# -- bounds-checked builds -----------------------------------------------------------------------
+
+OOB = """
+func.func @oob(%A: memref<16xf32>, %B: memref<4x4xf32>, %n: index) {
+  %c = arith.constant 1.0 : f32
+  affine.for %i = 0 to %n {
+    affine.store %c, %A[%i] : memref<16xf32>
+  }
+  affine.for %i = 0 to 4 {
+    %x = affine.load %B[%i, %n - 13] : memref<4x4xf32>
+    affine.store %x, %A[%i] : memref<16xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("n, line", [(4096, 5), (17, 5), (0, 8), (12, 8)])
+def test_bounds_checked_build_names_the_access_out_of_bounds(n, line):
+    m = air.parse(OOB, "oob.mlir")
+    exe = runtime.compile(m, target="cpu", bounds_check=True)
+    with pytest.raises(LaunchError, match=rf"'affine\.(vector_)?(store|load)' at oob\.mlir:{line}:\d+: an index is out "
+                                          r"of bounds of memref<"):
+        exe(np.zeros(16, np.float32), np.zeros((4, 4), np.float32), n)
+    a = np.zeros(16, np.float32)
+    exe(a, np.ones((4, 4), np.float32), 14)  # in bounds: runs (and the failure flag was cleared)
+    assert a.tolist() == [1.0] * 14 + [0.0] * 2
+
+
+# -- the command-line tools ----------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tool(module: str, args: list[str], tmp_path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               AFFINE_IR_CACHE=str(tmp_path / "cache"))
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=300)
+
+
+RUN_USAGE = [
+    (["--op", "matmul:4,4"], r"--op matmul:4,4: matmul\(M, N, K.*does not take these sizes"),
+    (["--op", "matmul:4,4,4,4,4,4"], r"does not take these sizes"),
+    (["--op", "nosuch:3"], r"--op: unknown op 'nosuch'"),
+    (["--op", "matmul:4,4,x-y"], r"a size is an integer or a symbol name, got 'x-y'"),
+    (["--op", "matmul:-4,4,4"], r"--op matmul:-4,4,4: M must be >= 1"),
+    (["--op", "matmul:M,N,K", "--sym", "N=abc"], r"--sym N=abc: expected NAME=INTEGER"),
+    (["--op", "matmul:M,N,K", "--sym", "N"], r"--sym N: expected NAME=INTEGER"),
+    (["--op", "matmul:M,N,K", "--sym", "Q=3"], r"@matmul has no index argument %Q \(index arguments: %M, %N, %K\)"),
+    (["--op", "matmul:M,N,K", "--sym", "M=-3"], r"dim 0 of %A .* would be -3"),
+    (["--op", "matmul:4,4,4", "--repeat", "0", "--bench"], r"argument --repeat: expected a positive integer, got 0"),
+    (["--op", "matmul:4,4,4", "--repeat", "x"], r"argument --repeat: expected a positive integer, got 'x'"),
+    (["--op", "matmul:4,4,4", "--interpret-limit", "-1"], r"argument --interpret-limit: expected an integer >= 0"),
+    (["--op", "matmul:4,4,4", "--target", "tpu"], r"argument --target: invalid choice"),
+    ([], r"give an input file or --op"),
+    (["missing.mlir"], r"No such file or directory"),
+    (["dyn.mlir", "--target", "cpu"], r"cannot tell the size of dim 0 of %A \(memref<\?xf32>\)"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(RUN_USAGE)))
+def test_affine_run_refuses_bad_flags_with_exit_2(k, tmp_path):
+    args, message = RUN_USAGE[k]
+    (tmp_path / "dyn.mlir").write_text("func.func @q(%A: memref<?xf32>) {\n  %c = arith.constant 1.0 : f32\n"
+                                       "  affine.store %c, %A[0] : memref<?xf32>\n  return\n}\n")
+    out = _tool("runtime.run_cli", args, tmp_path)
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert re.search(message, out.stderr), out.stderr
+
+
+def test_affine_run_symbols_size_each_dynamic_dim(tmp_path):
+    """Each ``?`` dim gets the symbol of its own loop (it took the first symbol's value: a segfault)."""
+    out = _tool("runtime.run_cli", ["--op", "matmul:M,N,K", "--sym", "M=8", "--sym", "N=16", "--sym", "K=300",
+                                    "--target", "cpu", "--check"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "(ok," in out.stdout
+
+
+def test_affine_run_store_past_the_end_is_an_error_not_an_abort(tmp_path):
+    (tmp_path / "oob.mlir").write_text("func.func @oob(%A: memref<16xf32>) {\n  %c = arith.constant 1.0 : f32\n"
+                                       "  affine.for %i = 0 to 4096 {\n    affine.store %c, %A[%i] : memref<16xf32>\n"
+                                       "  }\n  return\n}\n")
+    for extra in ([], ["--check"]):
+        out = _tool("runtime.run_cli", ["oob.mlir", "--target", "cpu", *extra], tmp_path)
+        assert out.returncode in (1, 2), (out.returncode, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert re.search(r"oob\.mlir:4:5: .*out of bounds", out.stderr), out.stderr
+
+
+OPT_USAGE = [
+    (["-affine-loop-tile=tile-size=abc", "in.mlir"], 2),
+    (["-no-such-pass", "in.mlir"], 2),
+    (["--pass-pipeline=builtin.module(func.func(canonicalize", "in.mlir"], 2),
+    (["--pass-pipeline=canonicalize", "-cse", "in.mlir"], 2),
+    (["--bogus-flag", "in.mlir"], 2),
+    (["missing.mlir"], 1),
+    (["bad.mlir"], 1),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OPT_USAGE)))
+def test_affine_opt_bad_flags_and_inputs_are_clean_errors(k, tmp_path):
+    args, code = OPT_USAGE[k]
+    (tmp_path / "in.mlir").write_text(SHIFT)
+    (tmp_path / "bad.mlir").write_text("func.func @f() {\n  %x = arith.addi %y, %y : i32\n  return\n}\n")
+    out = _tool("runtime.cli", args, tmp_path)
+    assert out.returncode == code, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr and "error" in out.stderr, out.stderr

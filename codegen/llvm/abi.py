@@ -71,14 +71,15 @@ class FunctionABI:
 @dataclass
 class LLVMModule:
     """The result of :func:`codegen.llvm.emit`: LLVM IR ``text`` and ``functions`` by IR name.
-    ``alloc_sites``: the heap allocations (op, type, location); when one fails at run time the
-    code stores its 1-based position in the i64 global ``air.alloc_failure`` and returns from
-    every function up to the host, which reads the global (and clears it)."""
+    ``failure_sites``: the messages of what can fail at run time (a heap allocation; with
+    ``bounds_check`` an access out of bounds), each naming the op and its location; when one
+    fails the code stores its 1-based position in the i64 global ``air.alloc_failure`` and
+    returns from every function up to the host, which reads the global (and clears it)."""
 
     text: str
     functions: dict[str, FunctionABI] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
-    alloc_sites: tuple[str, ...] = ()
+    failure_sites: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.text
@@ -86,11 +87,11 @@ class LLVMModule:
     def abi_json(self) -> str:
         """The ABI part (not the text) as JSON."""
         return json.dumps({"functions": {k: asdict(v) for k, v in self.functions.items()}, "options": self.options,
-                           "alloc_sites": list(self.alloc_sites)})
+                           "failure_sites": list(self.failure_sites)})
 
     @staticmethod
-    def alloc_sites_from_json(text: str) -> tuple[str, ...]:
-        return tuple(json.loads(text).get("alloc_sites", ()))
+    def failure_sites_from_json(text: str) -> tuple[str, ...]:
+        return tuple(json.loads(text).get("failure_sites", ()))
 
     @staticmethod
     def functions_from_json(text: str) -> dict[str, FunctionABI]:

@@ -31,10 +31,13 @@ class MemRef:
 @dataclass(frozen=True)
 class Options:
     """Emission options: ``fast_math`` (fast-math flags on float ops, f32 math functions),
-    ``noalias`` (memref arguments of a function never overlap)."""
+    ``noalias`` (memref arguments of a function never overlap), ``bounds_check`` (every load
+    and store checks its indices against the memref's dims; a failure is reported as a failed
+    allocation is)."""
 
     fast_math: bool = False
     noalias: bool = True
+    bounds_check: bool = False
 
 
 @dataclass
@@ -45,7 +48,12 @@ class ModuleContext:
     options: Options
     functions: dict[str, ir.Function] = field(default_factory=dict)  # IR symbol -> LLVM function
     func_ops: dict = field(default_factory=dict)  # IR symbol -> FuncOp
-    alloc_sites: list[str] = field(default_factory=list)  # "op at file:line:col", by failure code - 1
+    failure_sites: list[str] = field(default_factory=list)  # what failed (op, location), by failure code - 1
+
+    def failure_code(self, message: str) -> ir.Constant:
+        """The i64 code (1-based) under which the run-time failure ``message`` is reported."""
+        self.failure_sites.append(message)
+        return ir.Constant(I64, len(self.failure_sites))
 
     def failure_flag(self) -> ir.GlobalVariable:
         """The module's i64 :data:`FAILURE_SYMBOL`: 0, or the 1-based site of a failed allocation."""

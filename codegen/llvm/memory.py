@@ -62,6 +62,20 @@ def _indices(em: FunctionEmitter, op) -> list[ir.Value]:
     return [em.get(v) for v in op.indices]
 
 
+def check_bounds(em: FunctionEmitter, op, m: MemRef, idx: list[ir.Value], lanes: int = 1) -> None:
+    """With ``bounds_check``: fail the call (naming ``op``) unless ``0 <= idx[k] < dims[k]`` for
+    every k (the last index up to ``lanes`` elements on)."""
+    if not em.options.bounds_check or not idx:
+        return
+    b = em.b
+    bad: ir.Value = ir.Constant(ir.IntType(1), 0)
+    for k, (i, d) in enumerate(zip(idx, m.dims)):
+        last = b.add(i, ir.Constant(I64, lanes - 1)) if k == len(idx) - 1 and lanes > 1 else i
+        bad = b.or_(bad, b.or_(b.icmp_unsigned(">=", i, d), b.icmp_unsigned(">=", last, d)))
+    em.fail_if(bad, em.ctx.failure_code(f"'{op.name}'{_at(op)}: an index is out of bounds of {m.type}; the call "
+                                        "was abandoned"))
+
+
 def _align(t) -> int:
     return element_align(t.element_type if isinstance(t, MemRefType) else t)
 
@@ -70,7 +84,9 @@ def _align(t) -> int:
 def _load(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     el = m.type.element_type
-    p = element_ptr(em, m, _indices(em, op))
+    idx = _indices(em, op)
+    check_bounds(em, op, m, idx)
+    p = element_ptr(em, m, idx)
     raw = em.b.load(p, typ=storage_type(el), align=element_align(el))
     em.set(op.results[0], load_convert(em.b, raw, el))
 
@@ -79,7 +95,9 @@ def _load(em: FunctionEmitter, op) -> None:
 def _store(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     el = m.type.element_type
-    p = element_ptr(em, m, _indices(em, op))
+    idx = _indices(em, op)
+    check_bounds(em, op, m, idx)
+    p = element_ptr(em, m, idx)
     em.b.store(store_convert(em.b, em.get(op.value), el), p, align=element_align(el))
 
 
@@ -100,6 +118,15 @@ def _vector_rows(em: FunctionEmitter, m: MemRef, idx: list[ir.Value], vt: Vector
     return rows
 
 
+def _check_vector(em: FunctionEmitter, op, m: MemRef, idx: list[ir.Value], vt: VectorType) -> None:
+    """Bounds of a vector access: its first and its last element."""
+    lead = len(idx) - vt.rank
+    check_bounds(em, op, m, idx, vt.shape[-1])
+    if vt.rank > 1:
+        last = list(idx[:lead]) + [em.b.add(i, ir.Constant(I64, n - 1)) for i, n in zip(idx[lead:], vt.shape)]
+        check_bounds(em, op, m, last)
+
+
 def _row_type(vt: VectorType) -> ir.VectorType:
     return ir.VectorType(storage_type(vt.element_type), vt.shape[-1])
 
@@ -109,7 +136,9 @@ def _vector_load(em: FunctionEmitter, op) -> None:
     b = em.b
     m = em.memref(op.memref)
     vt: VectorType = op.results[0].type
-    rows = _vector_rows(em, m, _indices(em, op), vt)
+    idx = _indices(em, op)
+    _check_vector(em, op, m, idx, vt)
+    rows = _vector_rows(em, m, idx, vt)
     rt = _row_type(vt)
     parts = [b.load(p, typ=rt, align=_align(m.type)) for p, _ in rows]
     raw = parts[0]
@@ -128,7 +157,9 @@ def _vector_store(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     vt: VectorType = op.value.type
     raw = store_convert(b, em.get(op.value), vt)
-    rows = _vector_rows(em, m, _indices(em, op), vt)
+    idx = _indices(em, op)
+    _check_vector(em, op, m, idx, vt)
+    rows = _vector_rows(em, m, idx, vt)
     rt = _row_type(vt)
     for p, off in rows:
         part = raw
@@ -171,8 +202,9 @@ def heap_alloc(em: FunctionEmitter, size: ir.Value, site: str = "an allocation",
     if too_big is not None:
         nonzero = b.select(too_big, ir.Constant(I64, -1), nonzero)  # posix_memalign refuses it
     rc = b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
-    em.ctx.alloc_sites.append(site)
-    em.fail_if(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), ir.Constant(I64, len(em.ctx.alloc_sites)))
+    em.fail_if(b.icmp_signed("!=", rc, ir.Constant(I32, 0)),
+               em.ctx.failure_code(f"out of memory: {site} could not be allocated (size too large or not "
+                                   "available); the call was abandoned"))
     p = b.load(slot, typ=PTR, align=8)
     _zero_fill(em, p, size)
     return p

@@ -16,7 +16,7 @@ from .segments import emit_segments
 
 
 def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = True,
-         segments: bool = True) -> LLVMModule:
+         segments: bool = True, bounds_check: bool = False) -> LLVMModule:
     """LLVM IR for every function of ``module`` (built with ``llvmlite.ir``).
 
     Guarantees: each function with a body becomes an LLVM function under the calling
@@ -24,7 +24,8 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
     holds ``affine.parallel`` ops and ``segments`` is true, its thread segments; what runs
     computes what the interpreter computes (see the module docs for the documented
     differences). ``fast_math`` puts fast-math flags on float ops; ``noalias`` declares
-    memref arguments of one function disjoint (callers must not pass overlapping arrays).
+    memref arguments of one function disjoint (callers must not pass overlapping arrays);
+    ``bounds_check`` checks every access against its memref's dims (see ``failure_sites``).
     Raises :class:`EmitError` naming the op and its location for anything unsupported.
     """
     if isinstance(module, FuncOp):
@@ -33,7 +34,7 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
         funcs = list(module.functions)
     else:
         raise EmitError(f"expected a module or a func.func op, got {type(module).__name__}")
-    options = Options(fast_math=fast_math, noalias=noalias)
+    options = Options(fast_math=fast_math, noalias=noalias, bounds_check=bounds_check)
     ctx = ModuleContext(ir.Module(name="affine_ir"), options)
     for f in funcs:
         if f.is_declaration:
@@ -48,5 +49,6 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
         entry = emit_entry(ctx, f)
         segs, frame = emit_segments(ctx, f) if segments else ([], 0)
         abis[f.sym_name] = function_abi(f, entry, segs, frame)
-    return LLVMModule(str(ctx.module), abis, {"fast_math": fast_math, "noalias": noalias, "segments": segments},
-                      tuple(ctx.alloc_sites))
+    return LLVMModule(str(ctx.module), abis, {"fast_math": fast_math, "noalias": noalias, "segments": segments,
+                                               "bounds_check": bounds_check},
+                      tuple(ctx.failure_sites))
