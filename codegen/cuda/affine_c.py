@@ -108,20 +108,10 @@ def c_bound(values: list[str], fn: str) -> str:
     return out if len(vals) > 1 else values[0]
 
 
-INT64_MAX = (1 << 63) - 1
-
-
-def may_step_past_int64(lb: str, ub: str, step: int) -> bool:
-    """Whether ``iv += step`` after the last iteration of ``for (iv = lb; iv < ub; ...)`` can pass
-    INT64_MAX (C bound expressions): never for step 1, nor for integer literals whose last IV plus
-    the step fits; possibly otherwise."""
-    if step == 1:
-        return False
-    lo, hi = (v[:-2] if v.endswith("LL") else v for v in (lb, ub))
-    if lo.lstrip("-").isdigit() and hi.lstrip("-").isdigit():
-        first, last = int(lo), int(hi)
-        return last > first and first + ((last - first - 1) // step + 1) * step > INT64_MAX
-    return True
+def c_integer(text: str) -> int | None:
+    """The value of a C integer literal (``-3``, ``4LL``), None for any other expression."""
+    t = text[:-2] if text.endswith("LL") else text
+    return int(t) if t.lstrip("-").isdigit() else None
 
 
 def c_trip_count(lb: str, ub: str, step: int) -> str:

@@ -18,6 +18,7 @@ from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
 from affine_ir.dialects.affine_parallel import REDUCTION_ARITH_OPS
 
+from ..loop_bounds import constant_upper_limit, may_step_past_int64
 from .arith import binary_op, reduction_identity
 from .emitter import FunctionEmitter, handler
 from .types import I1, I64
@@ -95,20 +96,8 @@ def _apply(em: FunctionEmitter, op) -> None:
     em.set(op.results[0], combine(em.b, vals, op.name == "affine.min") if len(vals) > 1 else vals[0])
 
 
-INT64_MAX = (1 << 63) - 1
-
-
-def may_step_past_int64(lb: ir.Value, ub: ir.Value, step: int) -> bool:
-    """Whether ``iv += step`` after the last iteration of ``for iv = lb; iv < ub`` can pass
-    INT64_MAX: never for step 1 (``iv < ub <= INT64_MAX``) nor for constant bounds whose last
-    IV plus the step fits; possibly otherwise."""
-    if step == 1:
-        return False
-    if isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant):
-        lo, hi = lb.constant, ub.constant
-        if isinstance(lo, int) and isinstance(hi, int):
-            return hi > lo and lo + ((hi - lo - 1) // step + 1) * step > INT64_MAX
-    return True
+def _constant(v: ir.Value) -> int | None:
+    return v.constant if isinstance(v, ir.Constant) and isinstance(v.constant, int) else None
 
 
 def trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: int) -> ir.Value:
@@ -120,14 +109,16 @@ def trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: int) -> ir.Val
 
 
 def emit_loop(em: FunctionEmitter, lb: ir.Value, ub: ir.Value, step: int, inits: list[ir.Value],
-              body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str = "i") -> list[ir.Value]:
+              body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str = "i",
+              ub_limit: int | None = None) -> list[ir.Value]:
     """``for iv = lb; iv < ub; iv += step`` carrying ``inits`` through phis; ``body(iv, carried)``
     emits one iteration and returns the next carried values. Returns the final carried values.
     The loop runs exactly the iterations whose IV is in ``[lb, ub)``, also when the IV after the
-    last one would pass INT64_MAX: such loops (:func:`may_step_past_int64`) count their
-    iterations (:func:`trip_count`) and derive the IV; the others keep the plain ``iv < ub`` form."""
+    last one would pass INT64_MAX: such loops (:func:`codegen.loop_bounds.may_step_past_int64`) count their
+    iterations (:func:`trip_count`) and derive the IV; the others keep the plain ``iv < ub`` form
+    (``ub_limit``: a constant the upper bound never exceeds, if known)."""
     b = em.b
-    counted = may_step_past_int64(lb, ub, step)
+    counted = may_step_past_int64(_constant(lb), _constant(ub), step, ub_limit)
     trips = trip_count(b, lb, ub, step) if counted else None
     pre = b.block
     header = em.append_block(f"{name}.header")
@@ -173,7 +164,8 @@ def _for(em: FunctionEmitter, op) -> None:
             em.set(a, x)
         return em.block(op.body) or []
 
-    out = emit_loop(em, lb, ub, op.step, [em.get(v) for v in op.inits], body, _name(op.induction_var))
+    out = emit_loop(em, lb, ub, op.step, [em.get(v) for v in op.inits], body, _name(op.induction_var),
+                    constant_upper_limit(op.upper_bound_map))
     for r, x in zip(op.results, out):
         em.set(r, x)
 
