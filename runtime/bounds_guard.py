@@ -9,8 +9,9 @@ arguments or dynamic sizes become a :class:`LaunchGuard`: the executable calls i
 arguments before running anything and raises :class:`BoundsLaunchError` (a ``LaunchError``)
 with the same message when they would make an access go out of bounds.
 
-:func:`guard_failure` turns the error number of a ``check_bounds=True`` CPU build (guarded
-``memref.load/store``, :mod:`codegen.llvm.bounds_guards`) into a LaunchError naming the op.
+The ``check_bounds=True`` CPU debug build (every load and store checks its indices, see
+:func:`runtime.cpu.compile`) covers what isl cannot see: ``memref.load/store`` and affine
+accesses whose indices are not affine in known values.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from analysis import BoundsCheck, BoundsViolation, bounds_check
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
-__all__ = ["BoundsCompileError", "BoundsLaunchError", "LaunchGuard", "compile_time_guard", "guard_failure"]
+__all__ = ["BoundsCompileError", "BoundsLaunchError", "LaunchGuard", "compile_time_guard"]
 
 
 def _summary(violations: Sequence[BoundsViolation]) -> str:
@@ -78,17 +79,3 @@ def compile_time_guard(module: ModuleOp | FuncOp, fn: str | None) -> LaunchGuard
         return None
     check = checks.get(entry)
     return LaunchGuard(check) if check is not None and check.launch_checks else None
-
-
-def guard_failure(module: ModuleOp | FuncOp, code: int) -> None:
-    """Raise :class:`LaunchError` naming the ``memref.load/store`` of ``module`` whose guard failed
-    (``code``: its error number from a ``check_bounds`` build; 0: none failed, return)."""
-    if not code:
-        return
-    from codegen.llvm.bounds_guards import guarded_sites
-
-    op = guarded_sites(module)[code - 1]
-    subscript = ", ".join(f"%{v.name_hint or '?'}" for v in op.indices)
-    raise LaunchError(f"'{op.name}' %{op.memref.name_hint or '?'}[{subscript}] went outside {op.memref.type} "
-                      f"(caught by the check_bounds build: the access was skipped, the results are incomplete)",
-                      op.location)

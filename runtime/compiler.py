@@ -42,7 +42,7 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     ``pipeline``: the pass pipeline run first (None: the target's default,
     :data:`~transforms.pipelines.GPU_PIPELINE` or :data:`~transforms.pipelines.CPU_PIPELINE`;
     ``""``: none, which CUDA refuses: it needs ``gpu-map`` at least); ``options`` go to the backend
-    (CPU: ``opt_level``, ``threads``, ``fast_math``, ``check_bounds``: guarded ``memref.load/store``,
+    (CPU: ``opt_level``, ``threads``, ``fast_math``, ``check_bounds``: every load and store checks its indices,
     a debug build; CUDA: ``ptx``, ``options``). The CPU
     pipeline vectorizes reductions along the reduced dimension, which reassociates float
     sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.
@@ -56,7 +56,7 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     before anything runs (:class:`~runtime.bounds_guard.BoundsLaunchError`, a LaunchError)."""
     chosen = resolve_target(target)
     if chosen == "cuda" and options.get("check_bounds"):
-        raise CompileError("check_bounds=True (guarded memref.load/store) is a CPU build option; use target='cpu'")
+        raise CompileError("check_bounds=True (a bounds-checked debug build) is a CPU build option; use target='cpu'")
     guard = compile_time_guard(module, fn)
     exe = _compile_for(chosen, module, fn, arch, pipeline, options)
     exe.bounds_guard = guard
@@ -74,12 +74,13 @@ def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, options: dic
         from transforms.pipelines import CPU_PIPELINE
 
         pipeline = CPU_PIPELINE
-    trace = None
+    trace, original = None, module
     if pipeline:
         from transforms import PassManager
 
         pm = PassManager.parse(pipeline)
         module, trace = pm.run(module), pm.trace
-    exe = cpu.compile(module, fn=fn, **options)
+    # the passes assume distinct memrefs: overlapping arrays run the module before them
+    exe = cpu.compile(module, fn=fn, overlap_module=original if pipeline else None, **options)
     exe.trace = trace
     return exe

@@ -16,8 +16,14 @@ Guarantees
 - The result equals the interpreter's (``affine_ir.interpret``) except where
   :mod:`codegen.llvm` documents a difference (traps, math functions, unchecked accesses) and for
   float reductions of ``affine.parallel`` loops split over threads (see below).
-- Arrays passed for two memref arguments may overlap: the call then uses code compiled
-  without ``noalias`` (compiled on first need).
+- Arrays passed for two memref arguments may overlap (their byte ranges intersect, one of them
+  written): the call then runs a build compiled on first need without ``noalias`` from the
+  module before any pass that assumes distinct memrefs (``overlap_module``: what
+  :func:`runtime.compile` gives is the module before its pipeline), so the result is still the
+  interpreter's.
+- A read-only array (``flags.writeable`` false: ``setflags(write=False)``, ``np.frombuffer`` of
+  ``bytes``, a read-only memmap) is refused for a memref the function may write
+  (:func:`runtime.arg_checks.written_arguments`), accepted for one it only reads.
 - **Threads**: when a top-level op of the function is an ``affine.parallel`` (what
   ``affine-parallelize`` produces) and ``threads != 1``, the function runs as its
   segments (:mod:`codegen.llvm.segments`): the iterations of the outermost loop of each
@@ -48,17 +54,15 @@ import numpy as np
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
-from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
-from codegen.llvm.bounds_guards import TAKE_FUNCTION
+from codegen.llvm import FAILURE_SYMBOL, EmitError, FailureSite, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
-from .bounds_guard import guard_failure
+from .arg_checks import written_arguments
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
 #: Most chunks a parallel loop with reductions is split into (independent of the thread count).
 REDUCTION_CHUNKS = 32
-_TAKE = ctypes.CFUNCTYPE(ctypes.c_int64)
 _WRAPPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -86,6 +90,18 @@ class _Compiled:
     functions: dict[str, FunctionABI]
     text: str  # the emitted LLVM IR ('' after a disk hit)
     source: str  # how it was obtained: "compiled", "memory" or "disk"
+    failure_sites: tuple[FailureSite, ...] = ()
+
+    def check_failures(self) -> None:
+        """LaunchError naming what failed during the last call (an allocation, an access out of
+        bounds with ``check_bounds``), the flag cleared."""
+        if not self.failure_sites:
+            return
+        flag = ctypes.c_int64.from_address(self.loaded.address(FAILURE_SYMBOL))
+        site, flag.value = flag.value, 0
+        if site:
+            failed = self.failure_sites[site - 1]
+            raise LaunchError(failed.message, failed.location)
 
 
 _memory: dict[str, _Compiled] = {}
@@ -116,13 +132,13 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
         hit = _memory.get(key)
         if hit is not None:
             _stats["memory_hits"] += 1
-            return _Compiled(hit.loaded, hit.functions, hit.text, "memory")
+            return _Compiled(hit.loaded, hit.functions, hit.text, "memory", hit.failure_sites)
     stored = cpu_jit.disk_load(key)
     if stored is not None:
         obj, abi_json = stored
         try:
             compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), LLVMModule.functions_from_json(abi_json), "",
-                                 "disk")
+                                 "disk", LLVMModule.failure_sites_from_json(abi_json))
             with _memory_lock:
                 _stats["disk_hits"] += 1
                 _memory[key] = compiled
@@ -138,7 +154,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
     except cpu_jit.LLVMFailure as e:
         raise CompileError(f"LLVM rejected the generated module: {e.log.strip().splitlines()[0] if e.log else ''}",
                            log=e.log, options=options, source=lm.text) from None
-    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled")
+    compiled = _Compiled(cpu_jit.LoadedObject(obj, opt_level), lm.functions, lm.text, "compiled", lm.failure_sites)
     cpu_jit.disk_store(key, obj, lm.abi_json())
     with _memory_lock:
         _stats["compiles"] += 1
@@ -197,10 +213,13 @@ def _scalar(p: _Param, k: int, value):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _memref(p: _Param, k: int, value) -> list[int]:
+def _memref(p: _Param, k: int, value, written: bool) -> list[int]:
     t: MemRefType = p.type
     want = numpy_dtype(t.element_type)
     where = f"argument #{k} ({p.name})"
+    if isinstance(value, (list, tuple)):
+        raise LaunchError(f"{where}: expected a numpy array for {t}, got a Python {type(value).__name__} "
+                          f"(pass numpy.asarray(x, dtype={want}))")
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"{where}: expected a numpy array for {t}, got {_describe(value)}")
     if want is None or value.dtype != want:
@@ -212,13 +231,17 @@ def _memref(p: _Param, k: int, value) -> list[int]:
         raise LaunchError(f"{where}: the array is not C-contiguous (pass np.ascontiguousarray(...))")
     if not value.flags.aligned:
         raise LaunchError(f"{where}: the array is not aligned to its element size")
+    if written and not value.flags.writeable:
+        raise LaunchError(f"{where}: the function writes this argument but the array is read-only")
     return [value.ctypes.data] + [n for d, n in zip(t.shape, value.shape) if d is None]
 
 
-def _overlap(arrays: list[np.ndarray]) -> bool:
-    for i in range(len(arrays)):
-        for j in range(i + 1, len(arrays)):
-            if np.may_share_memory(arrays[i], arrays[j]):
+def _overlap(arrays: list[tuple[np.ndarray, bool]]) -> bool:
+    """Whether the byte ranges of two arrays intersect, one of them written (``np.may_share_memory``
+    compares the memory bounds, so views of one buffer overlap when their extents do)."""
+    for i, (a, wa) in enumerate(arrays):
+        for b, wb in arrays[i + 1:]:
+            if (wa or wb) and a.nbytes and b.nbytes and np.may_share_memory(a, b):
                 return True
     return False
 
@@ -267,7 +290,8 @@ class CPUExecutable:
     bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     def __init__(self, module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3,
-                 threads: int | None = None, fast_math: bool = False, check_bounds: bool = False):
+                 threads: int | None = None, fast_math: bool = False,
+                 overlap_module: ModuleOp | FuncOp | None = None, check_bounds: bool = False):
         if isinstance(module, FuncOp):
             parent = module.parent_op
             fn = fn or module.sym_name
@@ -275,7 +299,10 @@ class CPUExecutable:
         if not isinstance(module, (ModuleOp, FuncOp)):
             raise CompileError(f"expected a module or a func.func op, got {type(module).__name__}")
         self.module = module
+        self._overlap_module = overlap_module.parent_op if isinstance(overlap_module, FuncOp) and \
+            isinstance(overlap_module.parent_op, ModuleOp) else overlap_module
         func = entry_function(module, fn) if isinstance(module, ModuleOp) else module
+        self._written = written_arguments(func)
         self.name = func.sym_name
         self.opt_level = opt_level
         self.fast_math = fast_math
@@ -297,16 +324,16 @@ class CPUExecutable:
     def _variant(self, noalias: bool) -> tuple:
         v = self._variants.get(noalias)
         if v is None:
-            c = _compile_module(self.module, self.opt_level, self.fast_math, noalias, self.check_bounds)
+            source = self.module if noalias or self._overlap_module is None else self._overlap_module
+            c = _compile_module(source, self.opt_level, self.fast_math, noalias, self.check_bounds)
             abi = c.functions[self.name]
             entry = _WRAPPER(c.loaded.address(abi.entry))
-            take = _TAKE(c.loaded.address(TAKE_FUNCTION)) if self.check_bounds else None
             segs = []
             for s in abi.segments:
                 fns = [_WRAPPER(c.loaded.address(sym)) if sym else None
                        for sym in (s.symbol, s.bounds_symbol, s.combine_symbol)]
                 segs.append((s, *fns))
-            v = self._variants[noalias] = (c, abi, entry, segs, take)
+            v = self._variants[noalias] = (c, abi, entry, segs)
             if noalias:
                 self.cache = c.source
         return v
@@ -319,7 +346,7 @@ class CPUExecutable:
     def llvm_ir(self) -> str:
         """The emitted LLVM IR (re-emitted when the code came from the disk cache)."""
         text = self._variants[True][0].text
-        return text or emit(self.module, fast_math=self.fast_math).text
+        return text or emit(self.module, fast_math=self.fast_math, check_bounds=self.check_bounds).text
 
     def __repr__(self) -> str:
         return f"<CPUExecutable @{self.name} -O{self.opt_level} threads={self.threads}>"
@@ -334,8 +361,8 @@ class CPUExecutable:
         arrays = []
         for k, (p, a) in enumerate(zip(self._params, args)):
             if isinstance(p.type, MemRefType):
-                flat += _memref(p, k, a)
-                arrays.append(a)
+                flat += _memref(p, k, a, k in self._written)
+                arrays.append((a, k in self._written))
             else:
                 flat.append(_scalar(p, k, a))
         buf = ctypes.create_string_buffer(max(8, struct.calcsize(self._fmt)))
@@ -346,11 +373,12 @@ class CPUExecutable:
         buf, overlap = self.pack(args)
         if self.bounds_guard is not None:
             self.bounds_guard(args)
-        _, abi, entry, segs, take = self._variant(not overlap)
+        compiled, abi, entry, segs = self._variant(not overlap)
         out = ctypes.create_string_buffer(8 * max(1, len(self._results)))
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)
         if not segs or self.threads == 1:
             entry(argp, None, 0, 0, outp)
+            compiled.check_failures()
         else:
             frame = ctypes.create_string_buffer(max(8, abi.frame_size))
             framep = ctypes.addressof(frame)
@@ -359,8 +387,7 @@ class CPUExecutable:
                     run(argp, framep, 0, 0, outp)
                 else:
                     self._run_parallel(s, run, bounds, combine, argp, framep)
-        if take is not None:
-            guard_failure(self.module, take())
+                compiled.check_failures()
         raw = out.raw
         results = tuple(_result(raw[8 * k:], t) for k, t in enumerate(self._results))
         if not results:
@@ -376,7 +403,8 @@ class CPUExecutable:
         n = min(trips, limit)
         partials = ctypes.create_string_buffer(max(8, n * s.partial_size))
         pbase = ctypes.addressof(partials)
-        cuts = [lb + (c * trips // n) * s.step for c in range(n)] + [lb + trips * s.step] if n else []
+        # the last cut is ub, not lb + trips * step, which may pass INT64_MAX
+        cuts = [lb + (c * trips // n) * s.step for c in range(n)] + [ub] if n else []
 
         def chunk(c: int) -> None:
             run(argp, framep, cuts[c], cuts[c + 1], pbase + c * s.partial_size)
@@ -392,14 +420,17 @@ CPUKernel = CPUExecutable
 
 
 def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3, threads: int | None = None,
-            fast_math: bool = False, check_bounds: bool = False) -> CPUExecutable:
+            fast_math: bool = False, overlap_module: ModuleOp | FuncOp | None = None,
+            check_bounds: bool = False) -> CPUExecutable:
     """Compile function ``fn`` of ``module`` (default: its only function with a body, else the
     only one no other function calls) for the host CPU at ``-O<opt_level>``; see the module
     docs for what calling it guarantees. Raises :class:`~runtime.errors.CompileError` (naming
     the op and its location for IR the backend cannot compile; with LLVM's log otherwise).
-    ``check_bounds``: a debug build whose ``memref.load/store`` check their indices; a call in
-    which one is out of bounds skips it and raises :class:`~runtime.errors.LaunchError` naming it."""
-    return CPUExecutable(module, fn, opt_level, threads, fast_math, check_bounds)
+    ``overlap_module``: the program to run when array arguments overlap (default ``module``
+    itself), e.g. the module before passes that assume distinct memrefs. ``check_bounds``: every
+    access checks its indices; one out of bounds abandons the call with a LaunchError naming
+    the op and its location (slower; ``affine-run`` uses it for its checked run)."""
+    return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module, check_bounds)
 
 
 __all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",

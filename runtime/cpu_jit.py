@@ -22,7 +22,8 @@ import llvmlite.binding as llvm
 _lock = threading.RLock()
 _ready = False
 _machines: dict[int, llvm.TargetMachine] = {}
-CACHE_FORMAT = "cpu-v2"  # bumped when the generated code changes for the same IR (v2: inline math)
+CACHE_FORMAT = "cpu-v3"  # bumped when the generated code changes for the same IR (v2: inline math; v3: overflow-safe
+# loops, failure sites)
 
 
 def _init() -> None:

@@ -18,7 +18,10 @@ values on the host, ``memref.alloc``/``dealloc`` as device buffers, each ``gpu.l
 kernel launch with its grid computed from the symbols -- then the device is synchronized and
 numpy arguments are copied back. Arguments are checked before anything runs
 (:class:`~runtime.errors.LaunchError` naming the argument), and every launch against the
-device's limits (threads, shared memory, registers) before it is made.
+device's limits (threads, shared memory, registers) before it is made. Arrays whose memory
+overlaps, one of them written by the function, are refused (the kernels take ``__restrict__``
+pointers), and so is a read-only array for a written memref
+(:func:`runtime.arg_checks.written_arguments`); arrays only read may be shared or read-only.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from affine_ir import FuncOp, ModuleOp, Operation, Value
 from affine_ir.types import MemRefType
 from transforms.pipelines import GPU_PIPELINE
 
+from .arg_checks import written_arguments
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
@@ -137,8 +141,10 @@ class CudaExecutable:
         for k, p in enumerate(params):
             if not isinstance(p.type, MemRefType):
                 values[p] = cuda_arrays.scalar_argument(args[k], p.type, k, _name(p))[1]
+        written = written_arguments(self.function)
         with cuda_arrays.prepare_arguments([args[k] for k in mem], [params[k].type for k in mem],
-                                           [_name(params[k]) for k in mem], positions=mem) as prepared:
+                                           [_name(params[k]) for k in mem], positions=mem,
+                                           written=[k in written for k in mem]) as prepared:
             if self.bounds_guard is not None:
                 self.bounds_guard(args)
             for k, dev in zip(mem, prepared):

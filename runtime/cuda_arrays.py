@@ -315,11 +315,15 @@ def prepare_argument(value, t: MemRefType, position: int, name: str = "", *, wri
     return _on_device(check_array(value, t, position, name, ordinal), t, position, name, written, ordinal)
 
 
+def _check_writable(view: ArrayView, position: int, name: str, written: bool) -> None:
+    if written and view.readonly:
+        raise LaunchError(f"{_where(position, name)}: the kernel writes this argument but the array is read-only")
+
+
 def _on_device(view: ArrayView, t: MemRefType, position: int, name: str, written: bool, ordinal: int) -> DeviceArgument:
     from . import cuda_driver
 
-    if written and view.readonly:
-        raise LaunchError(f"{_where(position, name)}: the kernel writes this argument but the array is read-only")
+    _check_writable(view, position, name, written)
     if view.host is None:
         if isinstance(view.stream, int) and view.stream not in (0, 1, 2):  # CAI v3: wait for the producer's stream
             cuda_driver.stream_synchronize(view.stream)
@@ -387,6 +391,8 @@ def prepare_arguments(values: Sequence, types: Sequence[MemRefType], names: Sequ
     written = [True] * n if written is None else [bool(w) for w in written]
     positions = list(range(n)) if positions is None else list(positions)
     views = [check_array(v, t, p, nm, ordinal) for v, t, p, nm in zip(values, types, positions, names)]
+    for view, p, nm, w in zip(views, positions, names, written):
+        _check_writable(view, p, nm, w)
     for i in range(n):
         for j in range(i + 1, n):
             if (written[i] or written[j]) and _ranges_overlap(views[i], views[j]):

@@ -31,5 +31,7 @@ class CompileError(IRError):
 
 
 class LaunchError(IRError):
-    """A call that cannot run: wrong arguments (count, dtype, shape, contiguity), or a resource
-    limit; the message names the argument or the limit. Raised before anything runs."""
+    """A call that cannot run: wrong arguments (count, dtype, shape, contiguity, read-only,
+    overlap), or a resource limit; the message names the argument or the limit. Raised before
+    anything runs, except for a heap allocation that fails while the CPU code runs (the message
+    names the ``memref.alloc`` and its location; the call is abandoned, its outputs undefined)."""

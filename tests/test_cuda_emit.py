@@ -1021,7 +1021,8 @@ def test_errors_name_the_op_and_its_location(before, inside, bx, line, message):
 
 
 def test_errors_for_results_and_arguments():
-    with pytest.raises(EmitError, match="a host function with results is not supported"):
+    with pytest.raises(EmitError, match=r"it returns %x \(an argument\); a function returning a value is not "
+                                         r"supported"):
         emit(air.parse("func.func @f(%x: f32) -> f32 {\n  return %x : f32\n}"))
     with pytest.raises(EmitError, match="expected a module or a func.func op"):
         emit(air.parse(ELEMENTWISE).functions[0].body.ops[0])
@@ -1538,3 +1539,76 @@ def test_index_division_is_32_bit_where_the_dividend_fits():
     assert "air_floordiv(k + tx, 3)" in src and "air_floordiv32(k" not in src
     assert "air_mod(tx + n, 9)" in src
     assert_clean_compile(p)
+
+
+def test_returning_a_loop_result_names_the_value_and_the_loop():
+    """Through the GPU pipeline (gpu-map ran): the refusal says what is wrong, not 'run gpu-map'."""
+    import runtime
+
+    m = air.parse("""
+func.func @ret(%A: memref<10xf32>, %n: index) -> f32 {
+  %z = arith.constant 0.0 : f32
+  %r = affine.for %i = 0 to %n iter_args(%s = %z) -> (f32) {
+    %x = affine.load %A[%i] : memref<10xf32>
+    %s2 = arith.addf %s, %x : f32
+    affine.yield %s2 : f32
+  }
+  return %r : f32
+}""", "ret.mlir")
+    with pytest.raises(runtime.CompileError) as e:
+        runtime.cuda.compile(m)
+    msg = str(e.value)
+    assert msg.startswith("ret.mlir:9:3: error: cannot emit @ret as CUDA: it returns %r, the result of 'affine.for' "
+                          "at ret.mlir:4:3; a function returning a value is not supported"), msg
+    assert "gpu-map" not in msg
+
+
+# ----------------------------------------------------------------------------------------------
+# Loops whose IV after the last iteration would pass INT64_MAX
+# ----------------------------------------------------------------------------------------------
+
+HUGE_STEP = """
+func.func @huge(%S: memref<2xi64>, %N: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %z = arith.constant 0 : i64
+    %one = arith.constant 1 : i64
+    %r = affine.for %i = 0 to %N step 1152921504606846976 iter_args(%c = %z) -> (i64) {
+      %c2 = arith.addi %c, %one : i64
+      affine.yield %c2 : i64
+    }
+    affine.store %r, %S[0] : memref<2xi64>
+    %r2 = affine.for %i = 0 to 9223372036854775807 step 4611686018427387904 iter_args(%c = %z) -> (i64) {
+      %c2 = arith.addi %c, %one : i64
+      affine.yield %c2 : i64
+    }
+    affine.store %r2, %S[1] : memref<2xi64>
+    gpu.terminator
+  }
+  return
+}
+"""
+
+
+def test_loops_stepping_past_int64_max_count_their_iterations():
+    """`iv += step` would overflow (undefined in C, an endless loop on the hardware): such loops
+    iterate an unsigned trip count; ordinary step-1 loops keep the plain form."""
+    p = emit(air.parse(HUGE_STEP))
+    lines = body_lines(p)
+    counted = [ln for ln in lines if ln.startswith("for (unsigned long long")]
+    assert len(counted) == 2, "\n".join(lines)
+    assert not any(re.search(r"\+= \d{18}", ln) for ln in lines)
+    assert_clean_compile(p)
+    plain = emit(air.parse(REDUCTION))
+    assert any(ln.startswith("for (long long k = 1; k < 128; ++k)") for ln in body_lines(plain))
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_loops_stepping_past_int64_max_match_the_interpreter():
+    want = np.zeros(2, np.int64)
+    air.interpret(air.parse(HUGE_STEP), want, 2**63 - 1)
+    got = np.zeros(2, np.int64)
+    gpu_run(emit(air.parse(HUGE_STEP)), [got, 2**63 - 1])
+    assert list(got) == list(want) == [8, 2]

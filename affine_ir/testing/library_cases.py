@@ -71,7 +71,7 @@ def library_inputs(module: ModuleOp, seed: int = 0, symbol: int = 5) -> list:
             continue
         dims = tuple(symbol if d is None else d for d in t.shape)
         dt = numpy_dtype(t.element_type)
-        out.append((rng.integers(-3, 4, size=dims).astype(np.float32) / 4).astype(dt))
+        out.append(np.asarray((rng.integers(-3, 4, size=dims).astype(np.float32) / 4).astype(dt)))  # 0-d for rank 0
     return out
 
 

@@ -108,6 +108,19 @@ def c_bound(values: list[str], fn: str) -> str:
     return out if len(vals) > 1 else values[0]
 
 
+def c_integer(text: str) -> int | None:
+    """The value of a C integer literal (``-3``, ``4LL``), None for any other expression."""
+    t = text[:-2] if text.endswith("LL") else text
+    return int(t) if t.lstrip("-").isdigit() else None
+
+
+def c_trip_count(lb: str, ub: str, step: int) -> str:
+    """The C ``unsigned long long`` iteration count of ``for (iv = lb; iv < ub; iv += step)``,
+    computed without overflow (``ub - lb`` fits in 64 unsigned bits)."""
+    span = f"(unsigned long long)({ub}) - (unsigned long long)({lb}) - 1ULL"
+    return f"(({ub}) > ({lb}) ? ({span}) / {step}ULL + 1ULL : 0ULL)"
+
+
 def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], names: Sequence[str], need: Need) -> str:
     """The C condition of an integer set's ``constraints`` (``e == 0`` where ``eq_flags``, else
     ``e >= 0``) over dims named ``names``: each inequality printed with its negative terms moved right (``j < N`` for

@@ -19,7 +19,8 @@ from affine_ir.core import Block, Operation, Value
 from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
 from transforms.canonicalize_ranges import RangeContext
 
-from .affine_c import DimNames, c_bound, c_condition, c_expr, c_sum, is_atomic, terms
+from ..loop_bounds import constant_upper_limit, may_step_past_int64
+from .affine_c import DimNames, c_bound, c_condition, c_expr, c_integer, c_sum, c_trip_count, is_atomic, terms
 from .errors import EmitError
 from .helpers import helper_key
 from .lines import Line
@@ -384,8 +385,15 @@ class KernelPrinter:
         lb = self.combined(op.lower_bound_map, op.lower_bound_operands, "max")
         ub = self.combined(op.upper_bound_map, op.upper_bound_operands, "min")
         iv = self.name(op.induction_var)
-        step = f"++{iv}" if op.step == 1 else f"{iv} += {op.step}"
-        self.emit(f"for (long long {iv} = {lb}; {iv} < {ub}; {step}) {{")
+        if may_step_past_int64(c_integer(lb), c_integer(ub), op.step, constant_upper_limit(op.upper_bound_map)):
+            # count the iterations in unsigned arithmetic: `iv += step` could pass INT64_MAX
+            k, n = self.namer.fresh(iv + "_k"), self.namer.fresh(iv + "_n")
+            self.emit(f"for (unsigned long long {k} = 0, {n} = {c_trip_count(lb, ub, op.step)}; {k} < {n}; ++{k}) {{")
+            if op.induction_var.has_uses:
+                self.emit(f"  const long long {iv} = (long long)((unsigned long long)({lb}) + {k} * {op.step}ULL);")
+        else:
+            step = f"++{iv}" if op.step == 1 else f"{iv} += {op.step}"
+            self.emit(f"for (long long {iv} = {lb}; {iv} < {ub}; {step}) {{")
         self.indent += 1
         self.block(op.body, lambda y: self.assign_yield(iters, y.operands))
         self.indent -= 1

@@ -86,16 +86,30 @@ def _translation_unit(kernels: list[str], helpers: set[str], headers: set[str]) 
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+def _returned_value_error(f: FuncOp, ret: Operation) -> EmitError:
+    """The refusal of a host function with results, naming the first returned value and the op
+    computing it (a loop left on the host because its results are used there, typically)."""
+    v = ret.operands[0]
+    name = f"%{v.name_hint}" if v.name_hint else "a value"
+    d = v.owner if isinstance(v.owner, Operation) else None
+    what = f"{name}, the result of '{d.name}'" + (f" at {d.location}" if d.location else "") if d else \
+        f"{name} (an argument)"
+    return EmitError(f"cannot emit @{f.sym_name} as CUDA: it returns {what}; a function returning a value is not "
+                     "supported (values computed on the device stay there: store the value into a memref argument "
+                     "instead)", ret.location)
+
+
 def _check_host(f: FuncOp) -> None:
-    """Only what the host runs may stay at a host function's top level."""
-    for op in f.body.ops:
+    """Only what the host runs may stay at a host function's top level; no results."""
+    ops = list(f.body.ops)
+    if ops and ops[-1].name == "func.return" and ops[-1].operands:
+        raise _returned_value_error(f, ops[-1])
+    for op in ops:
         if op.name not in HOST_OPS:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
-                            "not mapped to the GPU (run gpu-map first); only arith.constant, affine.apply/min/max, "
-                            "memref.alloc/dealloc, gpu.launch and return may stay on the host", op.location)
-        if op.name == "func.return" and op.operands:
-            raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host function with results is not supported",
-                            op.location)
+                            "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
+                            "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
+                            "gpu.launch and return may stay on the host", op.location)
         if op.name == "memref.alloc" and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
                             f"{op.results[0].type}", op.location)

@@ -38,8 +38,9 @@ bounds-checked; a deallocated buffer is not detected. Index arithmetic
 
 from __future__ import annotations
 
-from .abi import FunctionABI, LLVMModule, ParamABI, SegmentABI
+from .abi import FailureSite, FunctionABI, LLVMModule, ParamABI, SegmentABI
+from .emitter import FAILURE_SYMBOL
 from .errors import EmitError
 from .module import emit
 
-__all__ = ["EmitError", "FunctionABI", "LLVMModule", "ParamABI", "SegmentABI", "emit"]
+__all__ = ["FAILURE_SYMBOL", "EmitError", "FailureSite", "FunctionABI", "LLVMModule", "ParamABI", "SegmentABI", "emit"]

@@ -6,6 +6,25 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from affine_ir.errors import Location
+
+
+@dataclass(frozen=True)
+class FailureSite:
+    """What can fail while compiled code runs: the ``message`` to report, the op's ``location``."""
+
+    message: str
+    location: Location | None = None
+
+    def to_json(self) -> list:
+        loc = self.location
+        return [self.message, None if loc is None else [loc.file, loc.line, loc.col]]
+
+    @staticmethod
+    def from_json(data: list) -> FailureSite:
+        message, loc = data
+        return FailureSite(message, None if loc is None else Location(*loc))
+
 
 @dataclass(frozen=True)
 class ParamABI:
@@ -70,18 +89,28 @@ class FunctionABI:
 
 @dataclass
 class LLVMModule:
-    """The result of :func:`codegen.llvm.emit`: LLVM IR ``text`` and ``functions`` by IR name."""
+    """The result of :func:`codegen.llvm.emit`: LLVM IR ``text`` and ``functions`` by IR name.
+    ``failure_sites``: what can fail at run time (a heap allocation; with
+    ``check_bounds`` an access out of bounds), each naming the op and its location; when one
+    fails the code stores its 1-based position in the i64 global ``air.alloc_failure`` and
+    returns from every function up to the host, which reads the global (and clears it)."""
 
     text: str
     functions: dict[str, FunctionABI] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    failure_sites: tuple[FailureSite, ...] = ()
 
     def __str__(self) -> str:
         return self.text
 
     def abi_json(self) -> str:
         """The ABI part (not the text) as JSON."""
-        return json.dumps({"functions": {k: asdict(v) for k, v in self.functions.items()}, "options": self.options})
+        return json.dumps({"functions": {k: asdict(v) for k, v in self.functions.items()}, "options": self.options,
+                           "failure_sites": [s.to_json() for s in self.failure_sites]})
+
+    @staticmethod
+    def failure_sites_from_json(text: str) -> tuple[FailureSite, ...]:
+        return tuple(FailureSite.from_json(s) for s in json.loads(text).get("failure_sites", ()))
 
     @staticmethod
     def functions_from_json(text: str) -> dict[str, FunctionABI]:

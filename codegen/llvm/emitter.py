@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from affine_ir.core import Block, Operation, Value
+from affine_ir.errors import Location
 from affine_ir.types import MemRefType
 
+from .abi import FailureSite
 from .errors import EmitError
 from .types import I64, PTR, UnsupportedType, reg_type
 
@@ -31,8 +33,9 @@ class MemRef:
 @dataclass(frozen=True)
 class Options:
     """Emission options: ``fast_math`` (fast-math flags on float ops, f32 math functions),
-    ``noalias`` (memref arguments of a function never overlap), ``check_bounds`` (guarded
-    ``memref.load/store``, see :mod:`.bounds_guards`)."""
+    ``noalias`` (memref arguments of a function never overlap), ``check_bounds`` (every load
+    and store checks its indices against the memref's dims; a failure is reported as a failed
+    allocation is)."""
 
     fast_math: bool = False
     noalias: bool = True
@@ -47,7 +50,22 @@ class ModuleContext:
     options: Options
     functions: dict[str, ir.Function] = field(default_factory=dict)  # IR symbol -> LLVM function
     func_ops: dict = field(default_factory=dict)  # IR symbol -> FuncOp
-    bounds_sites: dict = field(default_factory=dict)  # guarded op -> its position (check_bounds builds)
+    failure_sites: list[FailureSite] = field(default_factory=list)  # what failed, by failure code - 1
+
+    def failure_code(self, message: str, location: Location | None) -> ir.Constant:
+        """The i64 code (1-based) under which the run-time failure ``message`` (of the op at
+        ``location``) is reported."""
+        self.failure_sites.append(FailureSite(message, location))
+        return ir.Constant(I64, len(self.failure_sites))
+
+    def failure_flag(self) -> ir.GlobalVariable:
+        """The module's i64 :data:`FAILURE_SYMBOL`: 0, or the 1-based site of a failed allocation."""
+        g = self.module.globals.get(FAILURE_SYMBOL)
+        if g is None:
+            g = ir.GlobalVariable(self.module, I64, FAILURE_SYMBOL)
+            g.initializer = ir.Constant(I64, 0)
+            g.align = 8
+        return g
 
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
         """An external function (libc/libm), declared once."""
@@ -56,6 +74,9 @@ class ModuleContext:
             fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
         return fn
 
+
+#: The global the code sets when an allocation fails (the runtime reads and clears it).
+FAILURE_SYMBOL = "air.alloc_failure"
 
 HANDLERS: dict[str, Callable] = {}
 
@@ -174,6 +195,25 @@ class FunctionEmitter:
         """Free every open block's heap ``memref.alloca`` buffers before a return."""
         for ptrs in self.block_frees:
             self.free_buffers(ptrs)
+
+    def fail_if(self, failed: ir.Value, code: ir.Value | None = None) -> None:
+        """When ``failed`` (i1): record ``code`` (default: leave the flag as a callee set it) in the
+        module's failure flag and return from this function at once (results undefined; the
+        caller checks the flag). Code continues after it where ``failed`` is false."""
+        b = self.b
+        fail, cont = self.append_block("alloc.failed"), self.append_block("alloc.ok")
+        b.cbranch(failed, fail, cont)
+        b.position_at_end(fail)
+        if code is not None:
+            b.store_atomic(code, self.ctx.failure_flag(), "monotonic", 8)
+        rt = self.fn.function_type.return_type
+        b.ret_void() if isinstance(rt, ir.VoidType) else b.ret(ir.Constant(rt, ir.Undefined))
+        b.position_at_end(cont)
+
+    def fail_if_callee_failed(self) -> None:
+        """After a call: return at once when the callee recorded a failed allocation."""
+        flag = self.b.load_atomic(self.ctx.failure_flag(), "monotonic", 8)
+        self.fail_if(self.b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
 
     def reg(self, v: Value) -> ir.Type:
         return reg_type(v.type)

@@ -154,6 +154,7 @@ def _call(em: FunctionEmitter, op) -> None:
         else:
             args.append(em.get(v))
     r = em.b.call(callee, args)
+    em.fail_if_callee_failed()
     if len(op.results) == 1:
         em.set(op.results[0], r)
     for k, res in enumerate(op.results if len(op.results) > 1 else ()):

@@ -18,6 +18,7 @@ from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
 from affine_ir.dialects.affine_parallel import REDUCTION_ARITH_OPS
 
+from ..loop_bounds import constant_upper_limit, may_step_past_int64
 from .arith import binary_op, reduction_identity
 from .emitter import FunctionEmitter, handler
 from .types import I1, I64
@@ -95,31 +96,52 @@ def _apply(em: FunctionEmitter, op) -> None:
     em.set(op.results[0], combine(em.b, vals, op.name == "affine.min") if len(vals) > 1 else vals[0])
 
 
+def _constant(v: ir.Value) -> int | None:
+    return v.constant if isinstance(v, ir.Constant) and isinstance(v.constant, int) else None
+
+
+def trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: int) -> ir.Value:
+    """Iterations of ``for iv = lb; iv < ub; iv += step`` as an unsigned i64, computed without
+    overflow: ``ub > lb ? (ub - lb - 1) udiv step + 1 : 0`` (``ub - lb`` fits in 64 unsigned bits)."""
+    span = b.sub(b.sub(ub, lb), _c(1))
+    trips = b.add(b.udiv(span, _c(step)), _c(1), flags=["nuw"])
+    return b.select(b.icmp_signed(">", ub, lb), trips, _c(0))
+
+
 def emit_loop(em: FunctionEmitter, lb: ir.Value, ub: ir.Value, step: int, inits: list[ir.Value],
-              body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str = "i") -> list[ir.Value]:
+              body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str = "i",
+              ub_limit: int | None = None) -> list[ir.Value]:
     """``for iv = lb; iv < ub; iv += step`` carrying ``inits`` through phis; ``body(iv, carried)``
-    emits one iteration and returns the next carried values. Returns the final carried values."""
+    emits one iteration and returns the next carried values. Returns the final carried values.
+    The loop runs exactly the iterations whose IV is in ``[lb, ub)``, also when the IV after the
+    last one would pass INT64_MAX: such loops (:func:`codegen.loop_bounds.may_step_past_int64`) count their
+    iterations (:func:`trip_count`) and derive the IV; the others keep the plain ``iv < ub`` form
+    (``ub_limit``: a constant the upper bound never exceeds, if known)."""
     b = em.b
+    counted = may_step_past_int64(_constant(lb), _constant(ub), step, ub_limit)
+    trips = trip_count(b, lb, ub, step) if counted else None
     pre = b.block
     header = em.append_block(f"{name}.header")
     body_bb = em.append_block(f"{name}.body")
     exit_bb = em.append_block(f"{name}.exit")
     b.branch(header)
     b.position_at_end(header)
-    iv = b.phi(I64, name=name)
-    iv.add_incoming(lb, pre)
+    counter = b.phi(I64, name=f"{name}.count" if counted else name)
+    counter.add_incoming(_c(0) if counted else lb, pre)
     phis = []
     for k, x in enumerate(inits):
         p = b.phi(x.type, name=f"{name}.acc{k}")
         p.add_incoming(x, pre)
         phis.append(p)
-    b.cbranch(b.icmp_signed("<", iv, ub), body_bb, exit_bb)
+    more = b.icmp_unsigned("<", counter, trips) if counted else b.icmp_signed("<", counter, ub)
+    b.cbranch(more, body_bb, exit_bb)
     b.position_at_end(body_bb)
+    iv = b.add(lb, b.mul(counter, _c(step)), name=name) if counted else counter  # wraps back into [lb, ub)
     nxt = body(iv, list(phis))
     latch = b.block
-    iv_next = b.add(iv, _c(step), flags=["nsw"])
+    counter_next = b.add(counter, _c(1) if counted else _c(step), flags=["nuw"] if counted else ["nsw"])
     b.branch(header)
-    iv.add_incoming(iv_next, latch)
+    counter.add_incoming(counter_next, latch)
     for p, x in zip(phis, nxt):
         p.add_incoming(x, latch)
     b.position_at_end(exit_bb)
@@ -142,7 +164,8 @@ def _for(em: FunctionEmitter, op) -> None:
             em.set(a, x)
         return em.block(op.body) or []
 
-    out = emit_loop(em, lb, ub, op.step, [em.get(v) for v in op.inits], body, _name(op.induction_var))
+    out = emit_loop(em, lb, ub, op.step, [em.get(v) for v in op.inits], body, _name(op.induction_var),
+                    constant_upper_limit(op.upper_bound_map))
     for r, x in zip(op.results, out):
         em.set(r, x)
 

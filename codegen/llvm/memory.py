@@ -17,6 +17,7 @@ import math
 from llvmlite import ir
 
 from affine_ir.affine_map import AffineMap
+from affine_ir.errors import Location
 from affine_ir.types import MemRefType, VectorType
 
 from .emitter import FunctionEmitter, MemRef, handler
@@ -62,6 +63,20 @@ def _indices(em: FunctionEmitter, op) -> list[ir.Value]:
     return [em.get(v) for v in op.indices]
 
 
+def guard_indices(em: FunctionEmitter, op, m: MemRef, idx: list[ir.Value], lanes: int = 1) -> None:
+    """With ``check_bounds``: fail the call (naming ``op``) unless ``0 <= idx[k] < dims[k]`` for
+    every k (the last index up to ``lanes`` elements on)."""
+    if not em.options.check_bounds or not idx:
+        return
+    b = em.b
+    bad: ir.Value = ir.Constant(ir.IntType(1), 0)
+    for k, (i, d) in enumerate(zip(idx, m.dims)):
+        last = b.add(i, ir.Constant(I64, lanes - 1)) if k == len(idx) - 1 and lanes > 1 else i
+        bad = b.or_(bad, b.or_(b.icmp_unsigned(">=", i, d), b.icmp_unsigned(">=", last, d)))
+    em.fail_if(bad, em.ctx.failure_code(f"'{op.name}' of {_name(op.memref)}: an index is outside {m.type}; the "
+                                        "call was abandoned", op.location))
+
+
 def _align(t) -> int:
     return element_align(t.element_type if isinstance(t, MemRefType) else t)
 
@@ -70,7 +85,9 @@ def _align(t) -> int:
 def _load(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     el = m.type.element_type
-    p = element_ptr(em, m, _indices(em, op))
+    idx = _indices(em, op)
+    guard_indices(em, op, m, idx)
+    p = element_ptr(em, m, idx)
     raw = em.b.load(p, typ=storage_type(el), align=element_align(el))
     em.set(op.results[0], load_convert(em.b, raw, el))
 
@@ -79,7 +96,9 @@ def _load(em: FunctionEmitter, op) -> None:
 def _store(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     el = m.type.element_type
-    p = element_ptr(em, m, _indices(em, op))
+    idx = _indices(em, op)
+    guard_indices(em, op, m, idx)
+    p = element_ptr(em, m, idx)
     em.b.store(store_convert(em.b, em.get(op.value), el), p, align=element_align(el))
 
 
@@ -100,6 +119,15 @@ def _vector_rows(em: FunctionEmitter, m: MemRef, idx: list[ir.Value], vt: Vector
     return rows
 
 
+def _check_vector(em: FunctionEmitter, op, m: MemRef, idx: list[ir.Value], vt: VectorType) -> None:
+    """Bounds of a vector access: its first and its last element."""
+    lead = len(idx) - vt.rank
+    guard_indices(em, op, m, idx, vt.shape[-1])
+    if vt.rank > 1:
+        last = list(idx[:lead]) + [em.b.add(i, ir.Constant(I64, n - 1)) for i, n in zip(idx[lead:], vt.shape)]
+        guard_indices(em, op, m, last)
+
+
 def _row_type(vt: VectorType) -> ir.VectorType:
     return ir.VectorType(storage_type(vt.element_type), vt.shape[-1])
 
@@ -109,7 +137,9 @@ def _vector_load(em: FunctionEmitter, op) -> None:
     b = em.b
     m = em.memref(op.memref)
     vt: VectorType = op.results[0].type
-    rows = _vector_rows(em, m, _indices(em, op), vt)
+    idx = _indices(em, op)
+    _check_vector(em, op, m, idx, vt)
+    rows = _vector_rows(em, m, idx, vt)
     rt = _row_type(vt)
     parts = [b.load(p, typ=rt, align=_align(m.type)) for p, _ in rows]
     raw = parts[0]
@@ -128,7 +158,9 @@ def _vector_store(em: FunctionEmitter, op) -> None:
     m = em.memref(op.memref)
     vt: VectorType = op.value.type
     raw = store_convert(b, em.get(op.value), vt)
-    rows = _vector_rows(em, m, _indices(em, op), vt)
+    idx = _indices(em, op)
+    _check_vector(em, op, m, idx, vt)
+    rows = _vector_rows(em, m, idx, vt)
     rt = _row_type(vt)
     for p, off in rows:
         part = raw
@@ -139,11 +171,19 @@ def _vector_store(em: FunctionEmitter, op) -> None:
         b.store(part, p, align=_align(m.type))
 
 
-def _byte_size(em: FunctionEmitter, t: MemRefType, dims: list[ir.Value]) -> ir.Value:
+def _byte_size(em: FunctionEmitter, t: MemRefType, dims: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """The buffer's bytes and an i1 true when they do not fit in 63 bits (a dim is negative, or
+    the product overflows)."""
+    b = em.b
+    umul = intrinsic(em.module, "llvm.umul.with.overflow", ir.LiteralStructType([I64, ir.IntType(1)]), [I64, I64],
+                     [I64])
     size: ir.Value = ir.Constant(I64, storage_bytes(t.element_type))
+    bad: ir.Value = ir.Constant(ir.IntType(1), 0)
     for d in dims:
-        size = em.b.mul(size, d)
-    return size
+        r = b.call(umul, [size, d])
+        size = b.extract_value(r, 0)
+        bad = b.or_(bad, b.or_(b.extract_value(r, 1), b.icmp_signed("<", d, ir.Constant(I64, 0))))
+    return size, b.or_(bad, b.icmp_signed("<", size, ir.Constant(I64, 0)))
 
 
 def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
@@ -151,13 +191,21 @@ def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
     em.b.call(memset, [p, ir.Constant(I8, 0), size, ir.Constant(ir.IntType(1), 0)])
 
 
-def heap_alloc(em: FunctionEmitter, size: ir.Value) -> ir.Value:
-    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1)."""
+def heap_alloc(em: FunctionEmitter, size: ir.Value, site: str = "an allocation", location: Location | None = None,
+               too_big: ir.Value | None = None) -> ir.Value:
+    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1). When
+    ``posix_memalign`` fails (or ``too_big`` is true) the function records ``site`` in the
+    module's failure flag and returns (see :meth:`FunctionEmitter.fail_if`)."""
     b = em.b
     memalign = em.ctx.declare("posix_memalign", I32, [PTR, I64, I64])
     slot = em.entry_alloca(PTR, align=8)
     nonzero = b.select(b.icmp_unsigned("==", size, ir.Constant(I64, 0)), ir.Constant(I64, 1), size)
-    b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
+    if too_big is not None:
+        nonzero = b.select(too_big, ir.Constant(I64, -1), nonzero)  # posix_memalign refuses it
+    rc = b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
+    em.fail_if(b.icmp_signed("!=", rc, ir.Constant(I32, 0)),
+               em.ctx.failure_code(f"out of memory: {site} could not be allocated (size too large or not "
+                                   "available); the call was abandoned", location))
     p = b.load(slot, typ=PTR, align=8)
     _zero_fill(em, p, size)
     return p
@@ -169,17 +217,21 @@ def _alloc(em: FunctionEmitter, op) -> None:
     dyn = [em.get(v) for v in op.operands]
     dyn_iter = iter(dyn)
     dims = [ir.Constant(I64, d) if d is not None else next(dyn_iter) for d in t.shape]
-    size = _byte_size(em, t, dims)
+    size, too_big = _byte_size(em, t, dims)
     static = t.has_static_shape
     nbytes = storage_bytes(t.element_type) * math.prod(t.shape) if static else None
     if op.name == "memref.alloca" and static and nbytes <= STACK_LIMIT:
         p = em.entry_alloca(I8, max(nbytes, 1), align=ALLOC_ALIGN)
         _zero_fill(em, p, size)
     else:
-        p = heap_alloc(em, size)
+        p = heap_alloc(em, size, f"'{op.name}' of {t}", op.location, too_big)
         if op.name == "memref.alloca":
             em.block_frees[-1].append(p)
     em.bind_memref(op.results[0], p, dyn)
+
+
+def _name(v) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "a memref"
 
 
 @handler("memref.dealloc")

@@ -7,7 +7,7 @@ from llvmlite import ir
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 
-from . import arith, bounds_guards, loops, mathops, memory  # noqa: F401  (register the op handlers)
+from . import arith, loops, mathops, memory  # noqa: F401  (register the op handlers)
 from .abi import LLVMModule
 from .emitter import ModuleContext, Options
 from .errors import EmitError
@@ -24,8 +24,8 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
     holds ``affine.parallel`` ops and ``segments`` is true, its thread segments; what runs
     computes what the interpreter computes (see the module docs for the documented
     differences). ``fast_math`` puts fast-math flags on float ops; ``noalias`` declares
-    memref arguments of one function disjoint (callers must not pass overlapping arrays).
-    ``check_bounds`` guards ``memref.load/store`` (see :mod:`.bounds_guards`).
+    memref arguments of one function disjoint (callers must not pass overlapping arrays);
+    ``check_bounds`` checks every access against its memref's dims (see ``failure_sites``).
     Raises :class:`EmitError` naming the op and its location for anything unsupported.
     """
     if isinstance(module, FuncOp):
@@ -36,9 +36,6 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
         raise EmitError(f"expected a module or a func.func op, got {type(module).__name__}")
     options = Options(fast_math=fast_math, noalias=noalias, check_bounds=check_bounds)
     ctx = ModuleContext(ir.Module(name="affine_ir"), options)
-    if check_bounds:
-        ctx.bounds_sites = {op: k for k, op in enumerate(bounds_guards.guarded_sites(module))}
-        bounds_guards.emit_take_function(ctx.module)
     for f in funcs:
         if f.is_declaration:
             ctx.func_ops[f.sym_name] = f
@@ -53,4 +50,5 @@ def emit(module: ModuleOp | FuncOp, fast_math: bool = False, noalias: bool = Tru
         segs, frame = emit_segments(ctx, f) if segments else ([], 0)
         abis[f.sym_name] = function_abi(f, entry, segs, frame)
     return LLVMModule(str(ctx.module), abis, {"fast_math": fast_math, "noalias": noalias, "segments": segments,
-                                                     "check_bounds": check_bounds})
+                                               "check_bounds": check_bounds},
+                      tuple(ctx.failure_sites))

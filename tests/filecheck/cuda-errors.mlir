@@ -9,4 +9,4 @@ func.func @unmapped(%A: memref<8xf32>) {
   }
   return
 }
-// CHECK: cuda-errors.mlir:6:3: error: cannot emit @unmapped as CUDA: 'affine.for' at the top level of a host function is not mapped to the GPU (run gpu-map first)
+// CHECK: cuda-errors.mlir:6:3: error: cannot emit @unmapped as CUDA: 'affine.for' at the top level of a host function is not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op)
