@@ -46,7 +46,7 @@ from .canonicalize import compose_affine_maps
 from .copy_generation import parse_memory_space
 from .errors import TransformError
 from .fuse_common import PASS, FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
-from .fuse_private import PrivateBuffer, private_candidates, privatize
+from .fuse_private import PrivateBuffer, private_candidates, private_candidates_kept, privatize
 from .fuse_sibling import fuse_siblings
 from .fuse_slice import insert_slice
 from .loop_utils import at_location, enclosing_function, loop_name, value_name
@@ -212,7 +212,9 @@ def fuse_loops(src: AffineForOp, dst: AffineForOp, depth: int | None = None, *,
     result = FusionResult(nest_name(src), nest_name(dst), chosen.depth, str(chosen.slice), chosen.remove_producer,
                           placement == "src", chosen.redundancy)
     carried = [m for m in written if any(m is x for x in chosen.slice.memrefs)]
-    _apply(func, src, dst, chosen, placement, carried, result, fast_mem_space, local_buf_threshold_bytes)
+    consumer_stored = [m for m in carried if graph.node(dst).stores_of(m)]
+    _apply(func, src, dst, chosen, placement, (carried, consumer_stored), result, fast_mem_space,
+           local_buf_threshold_bytes)
     return result
 
 
@@ -226,8 +228,11 @@ def _why_not(legal: list[FusionCandidate], reasons: dict[int, str], tolerance: f
     return "; ".join(parts) or "no legal depth"
 
 
-def _apply(func, src, dst, chosen: FusionCandidate, placement: str, carried: list[Value], result: FusionResult,
-           fast_mem_space, threshold: int) -> None:
+def _apply(func, src, dst, chosen: FusionCandidate, placement: str, memrefs: tuple[list[Value], list[Value]],
+           result: FusionResult, fast_mem_space, threshold: int) -> None:
+    """Fuse as ``chosen`` says; ``memrefs``: what the slice carries, and which of those the
+    consumer itself stores to (decided before the slice's copies of the producer's stores land)."""
+    carried, consumer_stored = memrefs
     if placement == "src":
         dst.detach()
         func.body.insert_after(src, dst)
@@ -238,7 +243,8 @@ def _apply(func, src, dst, chosen: FusionCandidate, placement: str, carried: lis
     if not kept:
         src.erase()
     space = parse_memory_space(fast_mem_space) if fast_mem_space not in (None, "", "0", 0) else None
-    candidates = [m for m in carried if m.type.has_static_shape] if kept else private_candidates(dst, carried)
+    candidates = private_candidates_kept(dst, src, carried, consumer_stored) if kept else \
+        private_candidates(dst, carried)
     for m in candidates:
         p = privatize(func, dst, receiver, m, chosen.depth, fast_space=space, threshold_bytes=threshold,
                       keep_original=kept)
