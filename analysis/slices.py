@@ -67,6 +67,7 @@ from .isl_results import (
     integral_pw_aff,
     isl_budget,
     pw_aff_as_extremum,
+    val_to_int,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .regions import _name, _op_name, _root_of
@@ -349,8 +350,8 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInf
         raise SliceError(f"the bound of {_name(lp.iv)} is not affine: {e}") from None
     val = integral_pw_aff(pw).min_val() if kind == "max" else integral_pw_aff(pw).max_val()
     if val.is_int():
-        notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val.to_python()}")
-        return [AffineExpr.constant(int(val.to_python()))]
+        notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val_to_int(val)}")
+        return [AffineExpr.constant(val_to_int(val))]
     raise SliceError(f"the {what} bound of {_name(lp.iv)} in the slice, {pw}, is not a {kind} of affine "
                      f"functions of the consumer IVs and symbols")
 
@@ -394,8 +395,8 @@ def _per_iteration(box: isl.Map, src_chain: list[LoopInfo], npre: int, scop: Sco
         step = isl.Val.int_from_si(box.get_ctx(), _step(lp))
         trips = integral_pw_aff((box.dim_max(k) - box.dim_min(k)).scale_down_val(step).floor() + 1)
         lo, hi = trips.min_val(), trips.max_val()
-        if lo.is_int() and hi.is_int() and lo.to_python() == hi.to_python():
-            const *= int(lo.to_python())
+        if lo.is_int() and hi.is_int() and val_to_int(lo) == val_to_int(hi):
+            const *= val_to_int(lo)
             continue
         single = pw_aff_as_extremum(trips, box.domain(), "max")
         if single is None or len(single) != 1:
