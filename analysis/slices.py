@@ -41,6 +41,8 @@ last, so a reduction in the producer brings its whole reduction loop.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -264,10 +266,18 @@ def _bounds(needed: isl.Map, src_rel: isl.Map, src_chain: list[LoopInfo], notes:
     lowers, uppers = [], []
     for k, lp in enumerate(src_chain):
         lo, hi = needed.dim_min(k).floor(), needed.dim_max(k).floor()
-        whole_lo, whole_hi = src_rel.dim_min(k).floor(), src_rel.dim_max(k).floor()
+        whole_lo = functools.partial(_whole_bound, src_rel, k, "max")
+        whole_hi = functools.partial(_whole_bound, src_rel, k, "min")
         lowers.append(_bound(lo, ctx, "max", whole_lo, lp, notes, npre, scop, use_pieces))
         uppers.append([e + 1 for e in _bound(hi, ctx, "min", whole_hi, lp, notes, npre, scop, use_pieces)])
     return lowers, uppers
+
+
+def _whole_bound(src_rel: isl.Map, k: int, kind: str) -> isl.PwAff:
+    """The range of producer loop ``k`` over the producer's domain (per consumer prefix): its
+    least value for ``kind`` "max" (a lower bound), its greatest for "min". Computed only when
+    a slice bound needs it: on tiled nests with symbolic ``min`` bounds isl takes minutes."""
+    return (src_rel.dim_min(k) if kind == "max" else src_rel.dim_max(k)).floor()
 
 
 def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) -> list:
@@ -328,10 +338,10 @@ def _step(lp: LoopInfo) -> int:
     return lp.op.step if isinstance(lp.op, AffineForOp) else lp.op.steps[lp.index]
 
 
-def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInfo, notes: list[str], npre: int,
-           scop: Scop, use_pieces: bool = True) -> list[AffineExpr]:
+def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff], lp: LoopInfo,
+           notes: list[str], npre: int, scop: Scop, use_pieces: bool = True) -> list[AffineExpr]:
     """Expressions whose ``kind`` (max for lower, min for upper) is ``pw`` on ``ctx``; else
-    one that bounds it: a piece of it, the producer loop's own bound ``whole`` (its range
+    one that bounds it: a piece of it, the producer loop's own bound ``whole()`` (its range
     over the producer's domain), a constant; each approximation noted in ``notes``."""
     what = "lower" if kind == "max" else "upper"
     try:
@@ -342,7 +352,8 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInf
             if aff_bounds_pw(aff, pw, ctx, kind):
                 notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by one piece of {pw}")
                 return affs_to_exprs([aff], npre, scop)
-        full = pw_aff_as_extremum(whole, whole.domain(), kind)
+        whole_pw = whole()
+        full = pw_aff_as_extremum(whole_pw, whole_pw.domain(), kind)
         if full is not None:
             notes.append(f"{what} bound of {_name(lp.iv)}: the producer loop's own")
             return affs_to_exprs(full, npre, scop)
