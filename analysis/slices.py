@@ -74,7 +74,7 @@ from .isl_results import (
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .regions import _name, _op_name, _root_of
 
-__all__ = ["ComputationSlice", "SliceError", "compute_slice"]
+__all__ = ["ComputationSlice", "SliceError", "compute_slice", "nest_work"]
 
 _DT = isl.dim_type
 # isl operations allowed for one slice (and again for its counts): past it, SliceError (counts None).
@@ -115,6 +115,8 @@ class ComputationSlice:
     needed: isl.Map | None = field(default=None, repr=False, compare=False)
     box: isl.Map | None = field(default=None, repr=False, compare=False)
     _domains: tuple | None = field(default=None, repr=False, compare=False)  # (prefix, producer, per)
+    src_work: int | None = None  # ops the whole producer nest executes (None: unknown)
+    dst_work: int | None = None  # ops the whole consumer nest executes
 
     @property
     def src_ivs(self) -> list[Value]:
@@ -203,6 +205,11 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
             counts = _counts(s, scop, symbol_values)
     except BudgetExceeded:
         counts = (None, None, None)
+    try:
+        with isl_budget(SLICE_BUDGET):
+            s.src_work, s.dst_work = (nest_work(n, scop, symbol_values) for n in (src_nest, dst_nest))
+    except (BudgetExceeded, UnsupportedError):
+        pass
     s.slice_iterations, s.src_iterations, s.dst_iterations = counts
     if counts[0] is not None and counts[1]:
         s.computation_ratio = counts[0] / counts[1] - 1
@@ -453,6 +460,30 @@ def _counts(s: ComputationSlice, scop: Scop,
     else:
         total = count(s.box.wrap())
     return total, count(src_dom), count(pre_dom)
+
+
+def nest_work(nest: Operation, scop: Scop, symbol_values: dict[Value, int] | None = None) -> int | None:
+    """The ops ``nest`` executes (MLIR's compute cost: each op other than loops and terminators
+    counts once per run), exact from isl's iteration counts, symbols fixed by ``symbol_values``
+    (else :data:`DEFAULT_SYMBOL_VALUE`); None when a count is unbounded or too large."""
+    per_loop: dict[Operation, int] = {}
+    for op in nest.walk():
+        if op.regions or op.is_terminator:
+            continue
+        loop = op.parent_op
+        while loop is not None and not isinstance(loop, (AffineForOp, AffineParallelOp)):
+            loop = loop.parent_op
+        if loop is not None and (loop is nest or nest.is_ancestor_of(loop)):
+            per_loop[loop] = per_loop.get(loop, 0) + 1
+    fixed = {v: DEFAULT_SYMBOL_VALUE for _, v in scop.params.values()} | dict(symbol_values or {})
+    total = 0
+    for loop, ops in per_loop.items():
+        dom = fix_params(op_domain(scop, loop), scop, fixed)
+        n = None if dom is None else count_points(dom)
+        if n is None:
+            return None
+        total += n * ops
+    return total
 
 
 def _unique(values: list[Value]) -> list[Value]:
