@@ -393,9 +393,8 @@ class _Fuser:
         self.refused.pop((id(kept), id(gone)), None)
         self.version[id(kept)] = self.version.get(id(kept), 0) + 1
         self.keep_alive.append(gone)
-        extra = "" if r.redundancy is None or r.redundancy == 0 else f", {r.redundancy:.0%} redundant computation"
-        if r.cost:
-            extra += f" ({r.cost})"
+        extra = "" if r.redundancy is None or r.redundancy == 0 else \
+            f", {r.redundancy:.0%} redundant computation" + (f" ({r.cost})" if r.cost else "")
         msg = f"{r}: {r.slice_text}{extra}"
         if r.moved_consumer:
             msg += "; the fused nest takes the producer's place"
