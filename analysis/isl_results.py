@@ -17,24 +17,24 @@ def aff_to_expr(aff: isl.Aff, in_names: dict[int, AffineExpr], param_names: dict
     """An isl ``Aff`` as an AffineExpr; ``in_names``/``param_names`` map isl input dims and
     parameters (by position) to the expressions they stand for. Raises UnsupportedError for a
     rational (non-integral) function."""
-    den = aff.get_denominator_val().to_python()
+    den = val_to_int(aff.get_denominator_val())
     if den != 1:  # (checked first: a rational coefficient has no Python int value)
         raise UnsupportedError(f"rational affine function {aff}")
     total = AffineExpr.constant(0)
     dt = isl.dim_type
     for kind, table in ((dt.in_, in_names), (dt.param, param_names)):
         for k in range(aff.dim(kind)):
-            c = aff.get_coefficient_val(kind, k).to_python() * den
+            c = val_to_int(aff.get_coefficient_val(kind, k)) * den
             if c:
                 total = total + table[k] * int(c)
     for k in range(aff.dim(dt.div)):
-        c = aff.get_coefficient_val(dt.div, k).to_python() * den
+        c = val_to_int(aff.get_coefficient_val(dt.div, k)) * den
         if c:
             div = aff.get_div(k)
-            d = div.get_denominator_val().to_python()
+            d = val_to_int(div.get_denominator_val())
             numer = aff_to_expr(div.scale_val(isl.Val.int_from_si(aff.get_ctx(), int(d))), in_names, param_names)
             total = total + numer.floordiv(int(d)) * int(c)
-    total = total + int(aff.get_constant_val().to_python() * den)
+    total = total + int(val_to_int(aff.get_constant_val()) * den)
     return total
 
 
@@ -111,7 +111,7 @@ def _simplest(aff: isl.Aff, ctx: isl.Set) -> isl.Aff:
     """``aff`` simplified on ``ctx`` (e.g. ``4 * floor(y / 2)`` -> ``2y`` where ``y`` is even)
     when that leaves an integral function with fewer divisions."""
     g = aff.gist(ctx)
-    if g.get_denominator_val().to_python() == 1 and g.dim(isl.dim_type.div) < aff.dim(isl.dim_type.div):
+    if val_to_int(g.get_denominator_val()) == 1 and g.dim(isl.dim_type.div) < aff.dim(isl.dim_type.div):
         return g
     return aff
 
@@ -147,11 +147,11 @@ def integral_pw_aff(pw: isl.PwAff) -> isl.PwAff:
     on a strided lattice, e.g. ``(1 + 2i)/3`` where ``i mod 3 = 1``) replaced by
     ``floor(e / d)``: the same values, and an integer function isl's ``min_val``/``max_val``
     accept."""
-    if all(a.get_denominator_val().to_python() == 1 for _, a in pw.get_pieces()):
+    if all(val_to_int(a.get_denominator_val()) == 1 for _, a in pw.get_pieces()):
         return pw
     out = None
     for dom, aff in pw.get_pieces():
-        if aff.get_denominator_val().to_python() != 1:
+        if val_to_int(aff.get_denominator_val()) != 1:
             aff = aff.floor()
         piece = isl.PwAff.alloc(dom, aff)
         out = piece if out is None else out.union_add(piece)
@@ -165,7 +165,7 @@ def affs_to_exprs(affs: list[isl.Aff], num_dims: int, scop: Scop) -> list[Affine
     order = {n: j for j, (n, _) in enumerate(scop.params.values())}
     out = []
     for aff in affs:
-        if aff.get_denominator_val().to_python() != 1:
+        if val_to_int(aff.get_denominator_val()) != 1:
             aff = aff.floor()
         sp = aff.get_space()
         params = {}
@@ -210,29 +210,50 @@ def fix_params(obj, scop: Scop, symbol_values: dict[Value, int] | None):
     return obj.project_out(dt.param, 0, obj.dim(dt.param))
 
 
+def val_to_int(v: isl.Val) -> int:
+    """The integer ``v`` as a Python int. Raises :class:`BudgetExceeded` when isl cannot write
+    its digits because the operation quota of :func:`isl_budget` ran out -- isl then hands back
+    values it stopped computing early (``count_val`` returns a partial count without an error),
+    so nothing computed since may be trusted -- and UnsupportedError for a value that is not an
+    integer (rational, infinite, NaN)."""
+    if not v.is_int():
+        raise UnsupportedError("isl returned a value that is not an integer")
+    text = v.to_str()
+    if text is None:
+        raise BudgetExceeded("isl's operation budget ran out (a value it returned is incomplete)")
+    return int(text)
+
+
 def count_points(s: isl.Set, budget: int = 200_000) -> int | None:
-    """The number of integer points of a parameter-free set: a product of per-dimension counts
-    when the set is a product of its projections, else isl's enumeration when its bounding box
-    has at most ``budget`` points outside the last dimension; None when unbounded or too large."""
+    """The exact number of integer points of a parameter-free set; None when unbounded or too
+    large to count. A set that is the product of its first ``k`` dimensions and the rest is
+    counted as the product of the two counts (recursively: batch and head dimensions of a
+    triangular domain cost nothing); a set with no such split is enumerated by isl when the
+    bounding box of all but its last dimension has at most ``budget`` points. Raises
+    :class:`BudgetExceeded` when an enclosing :func:`isl_budget` runs out while counting."""
     if s.is_empty():
         return 0
     if not s.is_bounded():
         return None
+    s = s.reset_tuple_id() if s.get_tuple_name() is not None else s
+    return _count_bounded(s.flatten(), budget)
+
+
+def _count_bounded(s: isl.Set, budget: int) -> int | None:
     n = s.dim(isl.dim_type.set)
-    if n == 0:
-        return 1
-    parts = [s.project_out(isl.dim_type.set, 0, k).project_out(isl.dim_type.set, 1, n - k - 1) for k in range(n)]
-    sizes = [int(p.count_val().to_python()) for p in parts]
-    prod = parts[0]
-    for p in parts[1:]:
-        prod = prod.flat_product(p)
-    flat = s.flatten() if s.get_tuple_name() is None else s.reset_tuple_id().flatten()
-    if prod.reset_tuple_id().is_equal(flat):
-        total = 1
-        for x in sizes:
-            total *= x
-        return total
+    if n <= 1:
+        return val_to_int(s.count_val())
+    for k in range(1, n):
+        head = s.project_out(isl.dim_type.set, k, n - k)
+        tail = s.project_out(isl.dim_type.set, 0, k)
+        if head.flat_product(tail).is_equal(s):
+            a = _count_bounded(head, budget)
+            b = None if a is None else _count_bounded(tail, budget)
+            return None if b is None else a * b
     outer = 1
-    for x in sizes[:-1]:
-        outer *= x
-    return int(s.count_val().to_python()) if outer <= budget else None
+    for k in range(n - 1):
+        outer *= val_to_int(s.project_out(isl.dim_type.set, k + 1, n - k - 1)
+                            .project_out(isl.dim_type.set, 0, k).count_val())
+        if outer > budget:
+            return None
+    return val_to_int(s.count_val())

@@ -41,6 +41,8 @@ last, so a reduction in the producer brings its whole reduction loop.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -67,11 +69,12 @@ from .isl_results import (
     integral_pw_aff,
     isl_budget,
     pw_aff_as_extremum,
+    val_to_int,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .regions import _name, _op_name, _root_of
 
-__all__ = ["ComputationSlice", "SliceError", "compute_slice"]
+__all__ = ["ComputationSlice", "SliceError", "compute_slice", "nest_work"]
 
 _DT = isl.dim_type
 # isl operations allowed for one slice (and again for its counts): past it, SliceError (counts None).
@@ -112,6 +115,8 @@ class ComputationSlice:
     needed: isl.Map | None = field(default=None, repr=False, compare=False)
     box: isl.Map | None = field(default=None, repr=False, compare=False)
     _domains: tuple | None = field(default=None, repr=False, compare=False)  # (prefix, producer, per)
+    src_work: int | None = None  # ops the whole producer nest executes (None: unknown)
+    dst_work: int | None = None  # ops the whole consumer nest executes
 
     @property
     def src_ivs(self) -> list[Value]:
@@ -200,6 +205,11 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
             counts = _counts(s, scop, symbol_values)
     except BudgetExceeded:
         counts = (None, None, None)
+    try:
+        with isl_budget(SLICE_BUDGET):
+            s.src_work, s.dst_work = (nest_work(n, scop, symbol_values) for n in (src_nest, dst_nest))
+    except (BudgetExceeded, UnsupportedError):
+        pass
     s.slice_iterations, s.src_iterations, s.dst_iterations = counts
     if counts[0] is not None and counts[1]:
         s.computation_ratio = counts[0] / counts[1] - 1
@@ -263,10 +273,18 @@ def _bounds(needed: isl.Map, src_rel: isl.Map, src_chain: list[LoopInfo], notes:
     lowers, uppers = [], []
     for k, lp in enumerate(src_chain):
         lo, hi = needed.dim_min(k).floor(), needed.dim_max(k).floor()
-        whole_lo, whole_hi = src_rel.dim_min(k).floor(), src_rel.dim_max(k).floor()
+        whole_lo = functools.partial(_whole_bound, src_rel, k, "max")
+        whole_hi = functools.partial(_whole_bound, src_rel, k, "min")
         lowers.append(_bound(lo, ctx, "max", whole_lo, lp, notes, npre, scop, use_pieces))
         uppers.append([e + 1 for e in _bound(hi, ctx, "min", whole_hi, lp, notes, npre, scop, use_pieces)])
     return lowers, uppers
+
+
+def _whole_bound(src_rel: isl.Map, k: int, kind: str) -> isl.PwAff:
+    """The range of producer loop ``k`` over the producer's domain (per consumer prefix): its
+    least value for ``kind`` "max" (a lower bound), its greatest for "min". Computed only when
+    a slice bound needs it: on tiled nests with symbolic ``min`` bounds isl takes minutes."""
+    return (src_rel.dim_min(k) if kind == "max" else src_rel.dim_max(k)).floor()
 
 
 def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) -> list:
@@ -327,10 +345,10 @@ def _step(lp: LoopInfo) -> int:
     return lp.op.step if isinstance(lp.op, AffineForOp) else lp.op.steps[lp.index]
 
 
-def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInfo, notes: list[str], npre: int,
-           scop: Scop, use_pieces: bool = True) -> list[AffineExpr]:
+def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff], lp: LoopInfo,
+           notes: list[str], npre: int, scop: Scop, use_pieces: bool = True) -> list[AffineExpr]:
     """Expressions whose ``kind`` (max for lower, min for upper) is ``pw`` on ``ctx``; else
-    one that bounds it: a piece of it, the producer loop's own bound ``whole`` (its range
+    one that bounds it: a piece of it, the producer loop's own bound ``whole()`` (its range
     over the producer's domain), a constant; each approximation noted in ``notes``."""
     what = "lower" if kind == "max" else "upper"
     try:
@@ -341,7 +359,8 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInf
             if aff_bounds_pw(aff, pw, ctx, kind):
                 notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by one piece of {pw}")
                 return affs_to_exprs([aff], npre, scop)
-        full = pw_aff_as_extremum(whole, whole.domain(), kind)
+        whole_pw = whole()
+        full = pw_aff_as_extremum(whole_pw, whole_pw.domain(), kind)
         if full is not None:
             notes.append(f"{what} bound of {_name(lp.iv)}: the producer loop's own")
             return affs_to_exprs(full, npre, scop)
@@ -349,8 +368,8 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: isl.PwAff, lp: LoopInf
         raise SliceError(f"the bound of {_name(lp.iv)} is not affine: {e}") from None
     val = integral_pw_aff(pw).min_val() if kind == "max" else integral_pw_aff(pw).max_val()
     if val.is_int():
-        notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val.to_python()}")
-        return [AffineExpr.constant(int(val.to_python()))]
+        notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val_to_int(val)}")
+        return [AffineExpr.constant(val_to_int(val))]
     raise SliceError(f"the {what} bound of {_name(lp.iv)} in the slice, {pw}, is not a {kind} of affine "
                      f"functions of the consumer IVs and symbols")
 
@@ -394,8 +413,8 @@ def _per_iteration(box: isl.Map, src_chain: list[LoopInfo], npre: int, scop: Sco
         step = isl.Val.int_from_si(box.get_ctx(), _step(lp))
         trips = integral_pw_aff((box.dim_max(k) - box.dim_min(k)).scale_down_val(step).floor() + 1)
         lo, hi = trips.min_val(), trips.max_val()
-        if lo.is_int() and hi.is_int() and lo.to_python() == hi.to_python():
-            const *= int(lo.to_python())
+        if lo.is_int() and hi.is_int() and val_to_int(lo) == val_to_int(hi):
+            const *= val_to_int(lo)
             continue
         single = pw_aff_as_extremum(trips, box.domain(), "max")
         if single is None or len(single) != 1:
@@ -441,6 +460,30 @@ def _counts(s: ComputationSlice, scop: Scop,
     else:
         total = count(s.box.wrap())
     return total, count(src_dom), count(pre_dom)
+
+
+def nest_work(nest: Operation, scop: Scop, symbol_values: dict[Value, int] | None = None) -> int | None:
+    """The ops ``nest`` executes (MLIR's compute cost: each op other than loops and terminators
+    counts once per run), exact from isl's iteration counts, symbols fixed by ``symbol_values``
+    (else :data:`DEFAULT_SYMBOL_VALUE`); None when a count is unbounded or too large."""
+    per_loop: dict[Operation, int] = {}
+    for op in nest.walk():
+        if op.regions or op.is_terminator:
+            continue
+        loop = op.parent_op
+        while loop is not None and not isinstance(loop, (AffineForOp, AffineParallelOp)):
+            loop = loop.parent_op
+        if loop is not None and (loop is nest or nest.is_ancestor_of(loop)):
+            per_loop[loop] = per_loop.get(loop, 0) + 1
+    fixed = {v: DEFAULT_SYMBOL_VALUE for _, v in scop.params.values()} | dict(symbol_values or {})
+    total = 0
+    for loop, ops in per_loop.items():
+        dom = fix_params(op_domain(scop, loop), scop, fixed)
+        n = None if dom is None else count_points(dom)
+        if n is None:
+            return None
+        total += n * ops
+    return total
 
 
 def _unique(values: list[Value]) -> list[Value]:

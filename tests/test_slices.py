@@ -417,3 +417,31 @@ func.func @k(%A: memref<8x8xf32>, %B: memref<8x8xf32>, %C: memref<8xf32>) {
     # Fused, only the lower triangle of B is ever computed: less work than the producer.
     assert (s.slice_iterations, s.src_iterations) == (36, 64) and s.computation_ratio < 0
     assert brute_force_check(f, s) == 8
+
+
+# -- point counts (analysis.isl_results.count_points) -----------------------------------------------
+CAUSAL = "{ L[b, i, j] : 0 <= b <= 31 and 0 <= i <= 4095 and 0 <= j <= i }"
+
+
+def test_counts_of_large_causal_domains_are_exact_within_the_slice_budget():
+    # Heads x a 4096-long triangle: enumerating 131072 outer points took most of the slice
+    # budget, so the second count ran out and isl handed back a partial count (a TypeError).
+    import islpy as isl
+
+    from analysis.isl_results import count_points, isl_budget
+    from analysis.slices import SLICE_BUDGET
+
+    s = isl.Set(CAUSAL)
+    with isl_budget(SLICE_BUDGET):
+        counts = [count_points(s) for _ in range(3)]
+    assert counts == [32 * 4096 * 4097 // 2] * 3
+    assert count_points(isl.Set("{ [i, j] : 0 <= i < 5 and i <= j < 2i + 3 }")) == sum(i + 3 for i in range(5))
+
+
+def test_count_that_runs_out_of_budget_raises_budget_exceeded():
+    import islpy as isl
+
+    from analysis.isl_results import BudgetExceeded, count_points, isl_budget
+
+    with pytest.raises(BudgetExceeded), isl_budget(10_000):  # enough to start, not to finish
+        count_points(isl.Set("{ [i, j] : 0 <= i <= 4095 and 0 <= j <= i }"))

@@ -15,8 +15,9 @@ first ``d`` loops, for the producer iterations that iteration needs (the computa
 - *without the producer* when every producer iteration runs in some slice, or what the
   others store is never read (local buffers only the two nests use); otherwise the
   producer stays and its slices are extra work;
-- *profitable* when the extra computation (slice iterations over the producer's, minus
-  one; plus one when the producer stays) is within ``compute-tolerance`` (0.30 as MLIR);
+- *profitable* when the extra computation (:func:`extra_computation`, MLIR's
+  ``additionalComputeFraction``: the work after fusion over the work of producer *and*
+  consumer before, minus one) is within ``compute-tolerance`` (0.30 as MLIR);
   among profitable depths the least redundant, then the deepest, wins (``maximal``: the
   deepest legal depth).
 
@@ -46,13 +47,14 @@ from .canonicalize import compose_affine_maps
 from .copy_generation import parse_memory_space
 from .errors import TransformError
 from .fuse_common import PASS, FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
-from .fuse_private import PrivateBuffer, private_candidates, privatize
+from .fuse_private import PrivateBuffer, private_candidates, private_candidates_kept, privatize
 from .fuse_sibling import fuse_siblings
 from .fuse_slice import insert_slice
 from .loop_utils import at_location, enclosing_function, loop_name, value_name
 from .pass_base import Pass, PassContext, option, register_pass
 
-__all__ = ["FusionCandidate", "FusionResult", "LoopFusion", "fuse_loops", "fuse_siblings", "fusion_candidates"]
+__all__ = ["FusionCandidate", "FusionResult", "LoopFusion", "extra_computation", "fuse_loops", "fuse_siblings",
+           "fusion_candidates"]
 
 DEFAULT_TOLERANCE = 0.30
 
@@ -64,10 +66,30 @@ class FusionCandidate:
     depth: int
     slice: ComputationSlice
     remove_producer: bool
-    redundancy: float | None  # extra computation relative to the producer's, None when unknown
+    redundancy: float | None  # extra computation relative to the work of both nests, None when unknown
 
     def redundancy_text(self) -> str:
         return "unknown" if self.redundancy is None else f"{self.redundancy:.0%}"
+
+    def work_text(self) -> str:
+        """Both figures behind the extra computation: the producer's and the consumer's work."""
+        s = self.slice
+        return f"producer {s.src_work if s.src_work is not None else '?'} ops, " \
+               f"consumer {s.dst_work if s.dst_work is not None else '?'} ops"
+
+
+def extra_computation(s: ComputationSlice, remove_producer: bool) -> float | None:
+    """MLIR's ``additionalComputeFraction``: the work after fusion (the slices, at the producer's
+    work per iteration, inside the consumer; plus the producer itself when it stays) over the
+    work of producer and consumer before, minus one; None when a count is unknown. A cheap
+    producer recomputed under a long consumer body costs little (``T[i] + T[i+1]`` readers)."""
+    if s.slice_iterations is None or not s.src_iterations or s.src_work is None or s.dst_work is None:
+        return None
+    before = s.src_work + s.dst_work
+    if before == 0:
+        return 0.0
+    after = s.slice_iterations * s.src_work / s.src_iterations + s.dst_work + (0 if remove_producer else s.src_work)
+    return max(0.0, after / before - 1.0)
 
 
 def producer_loop_count(nest: AffineForOp) -> int:
@@ -134,10 +156,7 @@ def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
                 why = (f"the producer must stay (some of its iterations are in no slice and what they store "
                        f"is used elsewhere), and running it again inside the consumer is unsafe: {why}")
             return why
-    ratio = s.computation_ratio
-    # Extra work: the slices beyond the producer's own iterations, or all of them when it stays.
-    redundancy = None if ratio is None else max(0.0, ratio) if remove else ratio + 1.0
-    return FusionCandidate(depth, s, remove, redundancy)
+    return FusionCandidate(depth, s, remove, extra_computation(s, remove))
 
 
 #: Symbols take this value when the redundancy of a slice is counted (a count at MLIR's usual
@@ -210,24 +229,30 @@ def fuse_loops(src: AffineForOp, dst: AffineForOp, depth: int | None = None, *,
         raise refuse(src, dst, _why_not(legal, reasons, compute_tolerance, depth))
     written = _written_memrefs(graph, src)
     result = FusionResult(nest_name(src), nest_name(dst), chosen.depth, str(chosen.slice), chosen.remove_producer,
-                          placement == "src", chosen.redundancy)
+                          placement == "src", chosen.redundancy, cost=f"{chosen.work_text()}, tolerance "
+                                                                     f"{compute_tolerance:.0%}")
     carried = [m for m in written if any(m is x for x in chosen.slice.memrefs)]
-    _apply(func, src, dst, chosen, placement, carried, result, fast_mem_space, local_buf_threshold_bytes)
+    consumer_stored = [m for m in carried if graph.node(dst).stores_of(m)]
+    _apply(func, src, dst, chosen, placement, (carried, consumer_stored), result, fast_mem_space,
+           local_buf_threshold_bytes)
     return result
 
 
 def _why_not(legal: list[FusionCandidate], reasons: dict[int, str], tolerance: float, depth: int | None) -> str:
     parts = [f"at depth {d}: {r}" for d, r in sorted(reasons.items())]
     for c in legal:
-        parts.append(f"at depth {c.depth}: redundant computation {c.redundancy_text()} > {tolerance:.0%}"
-                     + ("" if c.remove_producer else " (the producer must stay)"))
+        parts.append(f"at depth {c.depth}: redundant computation {c.redundancy_text()} > {tolerance:.0%} "
+                     f"({c.work_text()})" + ("" if c.remove_producer else " (the producer must stay)"))
     if depth is not None and not parts:
         parts.append(f"no slice at depth {depth}")
     return "; ".join(parts) or "no legal depth"
 
 
-def _apply(func, src, dst, chosen: FusionCandidate, placement: str, carried: list[Value], result: FusionResult,
-           fast_mem_space, threshold: int) -> None:
+def _apply(func, src, dst, chosen: FusionCandidate, placement: str, memrefs: tuple[list[Value], list[Value]],
+           result: FusionResult, fast_mem_space, threshold: int) -> None:
+    """Fuse as ``chosen`` says; ``memrefs``: what the slice carries, and which of those the
+    consumer itself stores to (decided before the slice's copies of the producer's stores land)."""
+    carried, consumer_stored = memrefs
     if placement == "src":
         dst.detach()
         func.body.insert_after(src, dst)
@@ -238,7 +263,8 @@ def _apply(func, src, dst, chosen: FusionCandidate, placement: str, carried: lis
     if not kept:
         src.erase()
     space = parse_memory_space(fast_mem_space) if fast_mem_space not in (None, "", "0", 0) else None
-    candidates = [m for m in carried if m.type.has_static_shape] if kept else private_candidates(dst, carried)
+    candidates = private_candidates_kept(dst, src, carried, consumer_stored) if kept else \
+        private_candidates(dst, carried)
     for m in candidates:
         p = privatize(func, dst, receiver, m, chosen.depth, fast_space=space, threshold_bytes=threshold,
                       keep_original=kept)
@@ -367,7 +393,8 @@ class _Fuser:
         self.refused.pop((id(kept), id(gone)), None)
         self.version[id(kept)] = self.version.get(id(kept), 0) + 1
         self.keep_alive.append(gone)
-        extra = "" if r.redundancy is None or r.redundancy == 0 else f", {r.redundancy:.0%} redundant computation"
+        extra = "" if r.redundancy is None or r.redundancy == 0 else \
+            f", {r.redundancy:.0%} redundant computation" + (f" ({r.cost})" if r.cost else "")
         msg = f"{r}: {r.slice_text}{extra}"
         if r.moved_consumer:
             msg += "; the fused nest takes the producer's place"

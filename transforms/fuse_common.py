@@ -31,6 +31,7 @@ class FusionResult:
     redundancy: float | None
     private: list[PrivateBuffer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cost: str = ""  # the work figures and tolerance behind ``redundancy``
 
     def __str__(self) -> str:
         what = "" if self.removed_producer else " (producer kept)"

@@ -24,7 +24,7 @@ from affine_ir.types import memref as memref_type
 from .copy_generation_nests import ACCESS_OPS, rewrite_access
 from .loop_utils import value_name
 
-__all__ = ["PrivateBuffer", "privatize", "private_candidates"]
+__all__ = ["PrivateBuffer", "privatize", "private_candidates", "private_candidates_kept"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,21 @@ def private_candidates(nests: Operation | Sequence[Operation], memrefs: list[Val
             all(isinstance(u, DeallocOp) or any(n.is_ancestor_of(u) for n in nests) for u in m.users())]
 
 
+def private_candidates_kept(nest: Operation, producer: Operation, memrefs: list[Value],
+                            consumer_stored: list[Value]) -> list[Value]:
+    """Those of ``memrefs`` that may get a private buffer inside the fused ``nest`` while the
+    ``producer`` stays (MLIR's ``canCreatePrivateMemRef``): static shapes whose stores inside
+    ``nest`` nobody outside can miss. The slice's stores repeat the kept producer's (which
+    still writes the original), so only the consumer's own stores (``consumer_stored``: the
+    memrefs the consumer stored to before fusion) matter: such a memref qualifies only as a
+    local alloc used by nothing but ``nest``, the producer and deallocs (a function argument
+    or a buffer read later would lose those stores)."""
+    own = [m for m in memrefs if any(m is c for c in consumer_stored)]
+    dead = private_candidates((nest, producer), own)
+    return [m for m in memrefs if m.type.has_static_shape and
+            (not any(m is c for c in own) or any(m is d for d in dead))]
+
+
 def privatize(func: FuncOp, nest: Operation, receiver: Operation, memref: Value, depth: int, *,
               fast_space=None, threshold_bytes: int = 0, keep_original: bool = False) -> PrivateBuffer | str:
     """Give ``memref`` (a candidate of :func:`private_candidates`) a private buffer per
@@ -61,8 +76,7 @@ def privatize(func: FuncOp, nest: Operation, receiver: Operation, memref: Value,
     ``keep_original``: ``memref`` stays for the other nests (a producer kept after fusion
     writes it); only the accesses inside ``nest`` move to the private buffer, which needs the
     same guarantee (every read inside reads a store of its own iteration) and no store inside
-    ``nest`` that others must see (the caller's check: fusion keeps a producer only when the
-    consumer stores nothing the producer accesses, and the slice's stores repeat the producer's)."""
+    ``nest`` that others must see (:func:`private_candidates_kept` says which qualify)."""
     da = analysis.DependenceAnalysis(func)
     if not analysis.reads_covered_within(da, nest, memref, depth):
         return (f"{value_name(memref)} keeps its size: a value stored in one iteration of the fused loops is read "
