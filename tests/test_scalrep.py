@@ -260,6 +260,42 @@ def test_promotion_refused_when_the_loop_may_not_run():
     assert "zero times" in err.reason
 
 
+def test_promoted_pairs_yield_the_values_after_every_load_is_replaced():
+    """Two reductions of one loop where one's stored value is the other's load: the yield must
+    name the iter_arg that replaced that load, not the erased load (it did not dominate)."""
+    m, f = func_of("""
+    func.func @kernel(%A: memref<4xi32>) {
+      affine.for %m = 0 to 2 {
+        %a = affine.load %A[2] : memref<4xi32>
+        affine.store %a, %A[3] : memref<4xi32>
+        %b = affine.load %A[0] : memref<4xi32>
+        affine.store %b, %A[2] : memref<4xi32>
+        affine.store %b, %A[0] : memref<4xi32>
+      }
+      return
+    }""")
+    loop = ops(f, AffineForOp)[0]
+    before = m.clone()
+    assert promote_reductions_to_iter_args(loop) == 2
+    air.verify(m)
+    assert_equivalent(before, m, [np.array([5, 6, 7, 8], np.int32)])
+    assert_preserves_semantics("affine-scalrep", air.parse(SCALREP_DOMINANCE), [np.array([5, 6, 7, 8], np.int32)])
+
+
+SCALREP_DOMINANCE = """
+func.func @kernel(%A: memref<4xi32>) {
+  affine.for %m = 0 to 2 {
+    %a = affine.load %A[2] : memref<4xi32>
+    affine.store %a, %A[3] : memref<4xi32>
+    %b = affine.load %A[0] : memref<4xi32>
+    affine.store %b, %A[2] : memref<4xi32>
+    %c = affine.load %A[0] : memref<4xi32>
+    affine.store %c, %A[0] : memref<4xi32>
+  }
+  return
+}"""
+
+
 def test_fixpoint_promotes_then_forwards_and_removes_the_memref():
     m, f = func_of("""
     func.func @f(%zero: f32, %x: f32) -> f32 {

@@ -454,8 +454,8 @@ def promote_reductions_to_iter_args(loop: AffineForOp, facts: _Facts | None = No
 
 def _promote(loop: AffineForOp, pairs: list[tuple[AffineLoadOp, AffineStoreOp]]) -> list[AffineLoadOp]:
     block = loop.parent
-    inits, values = [], []
-    for load, store in pairs:
+    inits = []
+    for load, _ in pairs:
         m, leaves = _composed_access(load)
         init = AffineLoadOp(load.memref, m, leaves, location=load.location, name_hint=load.result.name_hint)
         block.insert_before(loop, init)
@@ -463,7 +463,8 @@ def _promote(loop: AffineForOp, pairs: list[tuple[AffineLoadOp, AffineStoreOp]])
         arg = loop.body.add_argument(load.result.type, load.result.name_hint or "acc")
         load.result.replace_all_uses_with(arg)
         load.erase()
-        values.append(store.value)
+    # read the stored values only now: a store may store another pair's load, replaced above
+    values = [store.value for _, store in pairs]
     loop.set_operands([*loop.operands, *(i.result for i in inits)])
     term = loop.body.terminator
     term.set_operands([*term.operands, *values])
