@@ -214,6 +214,16 @@ class Operation:
             return None
         return self.parent.parent.parent
 
+    @property
+    def next_op(self) -> Operation | None:
+        """The op after this one in its block (None for the last or a detached op); O(1)."""
+        return self._next
+
+    @property
+    def prev_op(self) -> Operation | None:
+        """The op before this one in its block (None for the first or a detached op); O(1)."""
+        return self._prev
+
     def ancestors(self) -> Iterator[Operation]:
         """Enclosing ops, innermost first."""
         op = self.parent_op

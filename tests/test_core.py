@@ -176,6 +176,7 @@ def test_block_keeps_list_semantics_under_edits():
     assert list(reversed(block.ops)) == want[::-1]
     assert [block.index_of(o) for o in want] == list(range(6)) and block.ops.index(ops[4]) == 2
     assert block.is_before(ops[3], ops[2]) and not block.is_before(ops[2], ops[5])
+    assert ops[0].next_op is ops[4] and ops[4].prev_op is ops[0] and ops[3].prev_op is None
     ops[4].detach()
     assert ops[4] not in block.ops and ops[0] in block.ops and block.index_of(ops[1]) == 2
     with pytest.raises(ValueError, match="not in this block"):
