@@ -55,9 +55,14 @@ class Value:
         return list(seen.values())
 
     def replace_all_uses_with(self, new: Value) -> None:
-        """Make every user of ``self`` use ``new`` instead."""
-        for use in list(self.uses):
-            use.op.set_operand(use.index, new)
+        """Make every user of ``self`` use ``new`` instead (O(number of uses)); the uses move, in
+        order, to the end of ``new.uses``."""
+        if new is self:
+            return
+        uses, self.uses = self.uses, []
+        for use in uses:
+            use.op._operands[use.index] = new
+        new.uses.extend(uses)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} %{self.name_hint or '?'} : {self.type}>"
@@ -124,6 +129,7 @@ class Operation:
         result_names: Sequence[str | None] | None = None,
     ):
         self._operands: list[Value] = []
+        self._operand_uses: list[Use | None] = []  # the Use of each operand (None once dropped)
         self.results = [
             OpResult(t, self, i, result_names[i] if result_names else None)
             for i, t in enumerate(result_types)
@@ -135,6 +141,9 @@ class Operation:
         for r in regions:
             self.add_region(r)
         self.parent: Block | None = None
+        self._prev: Operation | None = None  # neighbours in the parent block (see Block)
+        self._next: Operation | None = None
+        self._order = 0
         self.location = location
         for v in operands:
             self._append_operand(v)
@@ -147,23 +156,33 @@ class Operation:
     def _append_operand(self, v: Value) -> None:
         if not isinstance(v, Value):
             raise TypeError(f"{self.name}: operand {v!r} is not a Value")
-        v.uses.append(Use(self, len(self._operands)))
+        use = Use(self, len(self._operands))
+        v.uses.append(use)
+        self._operand_uses.append(use)
         self._operands.append(v)
 
     def _drop_use(self, i: int) -> None:
-        old = self._operands[i]
-        old.uses = [u for u in old.uses if not (u.op is self and u.index == i)]
+        """Remove operand ``i``'s entry from its value's uses (once; the operand stays)."""
+        use = self._operand_uses[i]
+        if use is not None:
+            self._operands[i].uses.remove(use)  # by identity, scanned in C
+            self._operand_uses[i] = None
 
     def set_operand(self, i: int, v: Value) -> None:
         """Replace operand ``i`` by ``v``, keeping use lists right."""
+        if not isinstance(v, Value):
+            raise TypeError(f"{self.name}: operand {v!r} is not a Value")
         self._drop_use(i)
         self._operands[i] = v
-        v.uses.append(Use(self, i))
+        use = self._operand_uses[i] = Use(self, i)
+        v.uses.append(use)
 
     def set_operands(self, values: Iterable[Value]) -> None:
         """Replace all operands."""
+        values = list(values)
         self.drop_operand_uses()
         self._operands = []
+        self._operand_uses = []
         for v in values:
             self._append_operand(v)
 
@@ -195,6 +214,16 @@ class Operation:
             return None
         return self.parent.parent.parent
 
+    @property
+    def next_op(self) -> Operation | None:
+        """The op after this one in its block (None for the last or a detached op); O(1)."""
+        return self._next
+
+    @property
+    def prev_op(self) -> Operation | None:
+        """The op before this one in its block (None for the first or a detached op); O(1)."""
+        return self._prev
+
     def ancestors(self) -> Iterator[Operation]:
         """Enclosing ops, innermost first."""
         op = self.parent_op
@@ -214,7 +243,10 @@ class Operation:
             yield op
             for region in reversed(op.regions):
                 for block in reversed(region.blocks):
-                    stack.extend(reversed(block.ops))
+                    child = block._tail
+                    while child is not None:
+                        stack.append(child)
+                        child = child._prev
 
     def detach(self) -> Operation:
         """Remove from the parent block (uses are kept)."""
@@ -282,15 +314,102 @@ class Operation:
         return highlight_html(str(self))
 
 
+class OpList(Sequence):
+    """The live, ordered ops of a :class:`Block` (``block.ops``): a read-only sequence view.
+
+    Length, truth, the first and the last op are O(1); other indexing, slicing and iteration
+    use an array of the ops that the block rebuilds (O(n)) only after it changed. Iterating
+    sees the ops as they were when the iteration began. Change the ops through the block
+    (``insert_before``, ``append``, ``Operation.detach``/``erase``) or :meth:`clear`.
+    """
+
+    __slots__ = ("_block",)
+
+    def __init__(self, block: Block):
+        self._block = block
+
+    def __len__(self) -> int:
+        return self._block._count
+
+    def __bool__(self) -> bool:
+        return self._block._count > 0
+
+    def __getitem__(self, k):
+        b = self._block
+        if k == 0 and b._head is not None and not isinstance(k, slice):
+            return b._head
+        if k == -1 and b._tail is not None and not isinstance(k, slice):
+            return b._tail
+        return b._array()[k]
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self._block._array())
+
+    def __reversed__(self) -> Iterator[Operation]:
+        return reversed(self._block._array())
+
+    def __contains__(self, op: object) -> bool:
+        return isinstance(op, Operation) and op.parent is self._block
+
+    def index(self, op: Operation, *args) -> int:  # type: ignore[override]
+        return self._block.index_of(op)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OpList):
+            other = other._block._array()
+        return isinstance(other, (list, tuple)) and list(self._block._array()) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def clear(self) -> None:
+        """Detach every op (their uses are kept)."""
+        while self._block._tail is not None:
+            self._block.remove(self._block._tail)
+
+    def __repr__(self) -> str:
+        return f"OpList({list(self._block._array())!r})"
+
+
+# Order keys of the ops of a block are spaced by this much, so that most insertions find a
+# free key between their neighbours (MLIR's ``Operation::orderIndex``).
+_ORDER_STRIDE = 1 << 16
+
+
 class Block:
-    """An ordered list of ops with block arguments."""
+    """An ordered list of ops with block arguments.
+
+    The ops form an intrusive doubly linked list (like MLIR's), so inserting before or after an
+    op, appending and removing are O(1); :meth:`is_before` compares positions in O(1)
+    amortized through order keys renumbered lazily; :attr:`ops` is a sequence view.
+    """
 
     def __init__(self, arg_types: Sequence[Type] = (), arg_names: Sequence[str | None] | None = None):
         self.args: list[BlockArgument] = []
-        self.ops: list[Operation] = []
+        self._head: Operation | None = None
+        self._tail: Operation | None = None
+        self._count = 0
+        self._cached: list[Operation] | None = None
+        self._positions: dict[Operation, int] | None = None
+        self._orders_valid = True
         self.parent: Region | None = None
         for i, t in enumerate(arg_types):
             self.add_argument(t, arg_names[i] if arg_names else None)
+
+    @property
+    def ops(self) -> OpList:
+        """The ops in order (a live read-only view; see :class:`OpList`)."""
+        return OpList(self)
+
+    def _array(self) -> list[Operation]:
+        """The ops in order, as a list rebuilt only after a change (do not mutate it)."""
+        if self._cached is None:
+            out = []
+            op = self._head
+            while op is not None:
+                out.append(op)
+                op = op._next
+            self._cached = out
+        return self._cached
 
     def add_argument(self, type: Type, name_hint: str | None = None) -> BlockArgument:
         arg = BlockArgument(type, self, len(self.args), name_hint)
@@ -311,41 +430,119 @@ class Block:
 
     @property
     def terminator(self) -> Operation | None:
-        return self.ops[-1] if self.ops and self.ops[-1].is_terminator else None
+        last = self._tail
+        return last if last is not None and last.is_terminator else None
 
+    # -- insertion and removal (O(1) but for ``insert`` at an inner index) -----------------
     def append(self, op: Operation) -> Operation:
-        return self.insert(len(self.ops), op)
+        """Add ``op`` at the end."""
+        return self._link(op, self._tail, None)
 
     def insert(self, index: int, op: Operation) -> Operation:
+        """Insert ``op`` so that it is at ``index`` (list semantics: negative from the end, past
+        the end appends). O(1) at the ends, O(n) inside."""
+        n = self._count
+        if index < 0:
+            index = max(0, n + index)
+        if index >= n:
+            return self._link(op, self._tail, None)
+        nxt = self._head if index == 0 else self._array()[index]
+        return self._link(op, nxt._prev, nxt)
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        """Insert ``op`` just before ``anchor`` (an op of this block)."""
+        self._check_member(anchor)
+        return self._link(op, anchor._prev, anchor)
+
+    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
+        """Insert ``op`` just after ``anchor`` (an op of this block)."""
+        self._check_member(anchor)
+        return self._link(op, anchor, anchor._next)
+
+    def remove(self, op: Operation) -> None:
+        """Unlink ``op`` from this block (its uses are kept)."""
+        self._check_member(op)
+        prev, nxt = op._prev, op._next
+        if prev is None:
+            self._head = nxt
+        else:
+            prev._next = nxt
+        if nxt is None:
+            self._tail = prev
+        else:
+            nxt._prev = prev
+        op._prev = op._next = None
+        op.parent = None
+        self._count -= 1
+        self._changed()  # the order keys of the others stay increasing
+
+    def _check_member(self, op: Operation) -> None:
+        if op.parent is not self:
+            raise ValueError(f"{op.name} is not in this block")
+
+    def _link(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> Operation:
         if op.parent is not None:
             raise ValueError(f"{op.name} is already in a block; detach it first")
         op.parent = self
-        self.ops.insert(index, op)
+        op._prev, op._next = prev, nxt
+        if prev is None:
+            self._head = op
+        else:
+            prev._next = op
+        if nxt is None:
+            self._tail = op
+        else:
+            nxt._prev = op
+        self._count += 1
+        self._changed()
+        if self._orders_valid:
+            self._assign_order(op, prev, nxt)
         return op
 
-    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
-        return self.insert(self.index_of(anchor), op)
+    def _changed(self) -> None:
+        self._cached = None
+        self._positions = None
 
-    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
-        return self.insert(self.index_of(anchor) + 1, op)
+    def _assign_order(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> None:
+        """Give ``op`` a key between its neighbours' keys; mark the keys stale when none is free."""
+        if nxt is None:
+            op._order = (prev._order if prev is not None else 0) + _ORDER_STRIDE
+        elif prev is None:
+            op._order = nxt._order - _ORDER_STRIDE
+        elif nxt._order - prev._order > 1:
+            op._order = (prev._order + nxt._order) // 2
+        else:
+            self._orders_valid = False
+
+    # -- positions ---------------------------------------------------------------------------
+    def is_before(self, a: Operation, b: Operation) -> bool:
+        """Whether ``a`` comes before ``b`` (both ops of this block); O(1) amortized."""
+        self._check_member(a)
+        self._check_member(b)
+        if not self._orders_valid:
+            key = 0
+            op = self._head
+            while op is not None:
+                key += _ORDER_STRIDE
+                op._order = key
+                op = op._next
+            self._orders_valid = True
+        return a._order < b._order
 
     def index_of(self, op: Operation) -> int:
-        for i, o in enumerate(self.ops):
-            if o is op:
-                return i
-        raise ValueError(f"{op.name} is not in this block")
-
-    def remove(self, op: Operation) -> None:
-        del self.ops[self.index_of(op)]
-        op.parent = None
+        """The position of ``op`` in this block (O(1) until the block next changes)."""
+        self._check_member(op)
+        if self._positions is None:
+            self._positions = {o: i for i, o in enumerate(self._array())}
+        return self._positions[op]
 
     def walk(self) -> Iterator[Operation]:
-        for op in list(self.ops):
+        for op in list(self._array()):
             yield from op.walk()
 
     def clone_into(self, target: Block, mapping: dict[Value, Value]) -> None:
         """Append clones of this block's ops to ``target`` (arguments must be mapped)."""
-        for op in self.ops:
+        for op in self._array():
             target.append(op.clone(mapping))
 
 

@@ -408,3 +408,32 @@ def test_cached_rewrites_are_not_reused_over_erased_values():
     loop.erase()
     ctx.cached(key, compute)
     assert len(calls) == 2  # recomputed: the IV's loop is gone
+
+
+@pytest.mark.parametrize("lower", ["(d0, 0)", "(0, d0)", "(d0, d0 - 3, 0)"])
+def test_promoted_max_lower_bound_keeps_every_term(lower):
+    """A single-iteration loop with a max lower bound: the IV becomes the whole max, whatever the
+    order of its results (``max(d0, 0)`` once became ``%i``, dropping the 0)."""
+    text = f"""
+    func.func @k(%A: memref<8xi64>) {{
+      affine.for %i = -1 to 2 {{
+        affine.for %j = max affine_map<(d0) -> {lower}>(%i) to affine_map<(d0) -> (d0 + 2)>(%i) step 2 {{
+          %v = arith.index_cast %j : index to i64
+          affine.store %v, %A[%i + 1] : memref<8xi64>
+        }}
+      }}
+      return
+    }}"""
+    m = parse(text)
+    inner = list(all_loops(m))[1]
+    assert trip_count_range(inner) == (1, 1)
+    assert promote_if_single_iteration(inner)
+    air.verify(m)
+    want, got = np.full(8, -9, np.int64), np.full(8, -9, np.int64)
+    air.interpret(parse(text), want)
+    air.interpret(m, got)
+    assert (want == got).all(), (want, got)
+    out = PassManager.parse("canonicalize").run(parse(text))
+    got = np.full(8, -9, np.int64)
+    air.interpret(out, got)
+    assert (want == got).all(), (str(out), want, got)

@@ -155,3 +155,86 @@ def test_verify_catches_api_built_dominance_error():
     loop.body.insert_after(add, load)
     with pytest.raises(air.VerifyError, match="does not dominate"):
         air.verify(m)
+
+
+# ----- block and use-list costs ------------------------------------------------------------------
+def _constants(n: int) -> list[ConstantOp]:
+    return [ConstantOp.of(k, air.types.index) for k in range(n)]
+
+
+def test_block_keeps_list_semantics_under_edits():
+    block = air.Block()
+    ops = _constants(6)
+    for op in ops[:3]:
+        block.append(op)
+    block.insert(0, ops[3])             # front
+    block.insert_after(ops[0], ops[4])  # middle
+    block.insert(-1, ops[5])            # before the last, as list.insert
+    want = [ops[3], ops[0], ops[4], ops[1], ops[5], ops[2]]
+    assert list(block.ops) == want and block.ops == want and len(block.ops) == 6
+    assert block.ops[0] is ops[3] and block.ops[-1] is ops[2] and block.ops[1:3] == want[1:3]
+    assert list(reversed(block.ops)) == want[::-1]
+    assert [block.index_of(o) for o in want] == list(range(6)) and block.ops.index(ops[4]) == 2
+    assert block.is_before(ops[3], ops[2]) and not block.is_before(ops[2], ops[5])
+    assert ops[0].next_op is ops[4] and ops[4].prev_op is ops[0] and ops[3].prev_op is None
+    ops[4].detach()
+    assert ops[4] not in block.ops and ops[0] in block.ops and block.index_of(ops[1]) == 2
+    with pytest.raises(ValueError, match="not in this block"):
+        block.insert_before(ops[4], _constants(1)[0])
+    with pytest.raises(ValueError, match="already in a block"):
+        block.append(ops[0])
+    block.ops.clear()
+    assert not block.ops and block.terminator is None and all(o.parent is None for o in ops)
+
+
+def test_block_edits_and_order_queries_do_not_scan_the_block(monkeypatch):
+    """Insertion before/after an op, removal, the terminator and ``is_before`` are O(1)
+    (amortized): none of them lists the block's ops (``index_of`` once did, for each edit)."""
+    block = air.Block()
+    ops = _constants(2000)
+    for op in ops[:1000]:
+        block.append(op)
+    scans = []
+    real = air.Block._array
+    monkeypatch.setattr(air.Block, "_array", lambda self: scans.append(1) or real(self))
+    middle = ops[500]
+    for op in ops[1000:1500]:
+        block.insert_before(middle, op)   # always in the middle: keys run out, renumbered lazily
+        assert block.is_before(op, middle) and block.is_before(ops[0], op)
+    for op in ops[1500:]:
+        block.insert_after(ops[999], op)
+    for op in ops[1000:1500:2]:
+        op.detach()
+    assert block.terminator is None and len(block.ops) == 1750
+    assert scans == []
+    assert block.ops[0] is ops[0] and block.ops[-1] is ops[1500]  # the ends need no scan either
+    assert scans == []
+    monkeypatch.undo()
+    assert list(block.ops) == [*ops[:500], *ops[1001:1500:2], *ops[500:1000], *ops[1999:1499:-1]]
+
+
+def test_replacing_uses_does_not_rescan_the_use_list():
+    """``replace_all_uses_with`` and ``set_operand`` touch each use once: dropping a use once
+    rebuilt the whole use list (quadratic for a value with many users, such as a fully
+    unrolled loop's IV)."""
+
+    class CountingList(list):
+        scans = 0
+
+        def __iter__(self):
+            CountingList.scans += 1
+            return super().__iter__()
+
+    c, d = _constants(2)
+    users = [air.dialects.arith.OPS["addi"](c.result, c.result) for _ in range(500)]
+    c.result.uses = CountingList(c.result.uses)
+    c.result.replace_all_uses_with(d.result)
+    assert CountingList.scans <= 2  # a constant number of passes, not one per use
+    assert not c.result.uses and len(d.result.uses) == 1000
+    assert all(u.operands == (d.result, d.result) for u in users)
+    d.result.uses = CountingList(d.result.uses)
+    CountingList.scans = 0
+    for u in users:
+        u.set_operand(1, c.result)
+    users[0].erase()
+    assert CountingList.scans == 0 and len(d.result.uses) == 499 and len(c.result.uses) == 499

@@ -260,6 +260,42 @@ def test_promotion_refused_when_the_loop_may_not_run():
     assert "zero times" in err.reason
 
 
+def test_promoted_pairs_yield_the_values_after_every_load_is_replaced():
+    """Two reductions of one loop where one's stored value is the other's load: the yield must
+    name the iter_arg that replaced that load, not the erased load (it did not dominate)."""
+    m, f = func_of("""
+    func.func @kernel(%A: memref<4xi32>) {
+      affine.for %m = 0 to 2 {
+        %a = affine.load %A[2] : memref<4xi32>
+        affine.store %a, %A[3] : memref<4xi32>
+        %b = affine.load %A[0] : memref<4xi32>
+        affine.store %b, %A[2] : memref<4xi32>
+        affine.store %b, %A[0] : memref<4xi32>
+      }
+      return
+    }""")
+    loop = ops(f, AffineForOp)[0]
+    before = m.clone()
+    assert promote_reductions_to_iter_args(loop) == 2
+    air.verify(m)
+    assert_equivalent(before, m, [np.array([5, 6, 7, 8], np.int32)])
+    assert_preserves_semantics("affine-scalrep", air.parse(SCALREP_DOMINANCE), [np.array([5, 6, 7, 8], np.int32)])
+
+
+SCALREP_DOMINANCE = """
+func.func @kernel(%A: memref<4xi32>) {
+  affine.for %m = 0 to 2 {
+    %a = affine.load %A[2] : memref<4xi32>
+    affine.store %a, %A[3] : memref<4xi32>
+    %b = affine.load %A[0] : memref<4xi32>
+    affine.store %b, %A[2] : memref<4xi32>
+    %c = affine.load %A[0] : memref<4xi32>
+    affine.store %c, %A[0] : memref<4xi32>
+  }
+  return
+}"""
+
+
 def test_fixpoint_promotes_then_forwards_and_removes_the_memref():
     m, f = func_of("""
     func.func @f(%zero: f32, %x: f32) -> f32 {
@@ -445,3 +481,53 @@ def test_random_programs_without_promotion():
     assert stats["changed"] >= 0.1 * stats["programs"], stats
     assert stats["forwarded"] + stats["redundant"] >= 0.2 * stats["programs"], stats  # seen: 0.45 to 0.8
     assert stats["dead"] >= 2, stats  # seen: 11 to 20
+
+
+# ----- scaling ---------------------------------------------------------------------------------------
+def _unrolled_chain(trips: int) -> air.ModuleOp:
+    n = trips + 2
+    text = f"""
+    func.func @k(%A: memref<{n}xf32>, %B: memref<{n}xf32>) {{
+      affine.for %i = 0 to {trips} {{
+        %x = affine.load %A[%i] : memref<{n}xf32>
+        affine.store %x, %A[%i + 1] : memref<{n}xf32>
+        %y = affine.load %A[%i] : memref<{n}xf32>
+        %s = arith.addf %x, %y : f32
+        affine.store %s, %B[%i] : memref<{n}xf32>
+        %z = affine.load %B[%i] : memref<{n}xf32>
+        affine.store %z, %B[%i + 1] : memref<{n}xf32>
+      }}
+      return
+    }}"""
+    return PassManager.parse("affine-loop-unroll{unroll-full}").run(air.parse(text))
+
+
+def test_straight_line_code_needs_linearly_many_queries(monkeypatch):
+    """After full unrolling, the dominance checks and dependence queries grow linearly with the
+    number of accesses (they grew quadratically, with a linear search per dominance check:
+    cubic time): each question looks only at the accesses of its element / between the two."""
+    import analysis
+    import transforms.scalrep as scalrep
+
+    calls = Counter()
+    real_pair, real_dominates = analysis.DependenceAnalysis.pair, scalrep._dominates
+    monkeypatch.setattr(analysis.DependenceAnalysis, "pair",
+                        lambda self, s, t: calls.update(["pair"]) or real_pair(self, s, t))
+    monkeypatch.setattr(scalrep, "_dominates", lambda a, b: calls.update(["dominates"]) or real_dominates(a, b))
+    per_size = []
+    for trips in (16, 64):
+        m = _unrolled_chain(trips)
+        calls.clear()
+        counts = replace_scalars(m.functions[0])
+        assert counts.forwarded + counts.redundant_loads >= 2 * trips - 1
+        per_size.append(dict(calls))
+    small, large = per_size
+    for kind in ("pair", "dominates"):
+        assert 0 < large[kind] <= 5 * small[kind], per_size
+
+
+def test_straight_line_scalrep_preserves_semantics():
+    m = _unrolled_chain(8)
+    args = [np.arange(10, dtype=np.float32), np.zeros(10, np.float32)]
+    out = assert_preserves_semantics("affine-scalrep", m, args)
+    assert sum(1 for op in out.walk() if isinstance(op, AffineLoadOp)) < 4

@@ -345,13 +345,18 @@ def hoist_constants(func: FuncOp, stats: Counter | None = None) -> bool:
             op.erase()
             stats["merged"] += 1
             changed = True
-    for k, c in enumerate(order):
-        if c.parent is body and body.ops[k] is c:
-            continue
-        c.detach()
-        body.insert(k, c)
-        stats["hoisted"] += 1
-        changed = True
+    prev = None  # order[:k] are the first k ops of the body
+    for c in order:
+        in_place = c.parent is body and (body.ops[0] is c if prev is None else prev.next_op is c)
+        if not in_place:
+            c.detach()
+            if prev is None:
+                body.insert(0, c)
+            else:
+                body.insert_after(prev, c)
+            stats["hoisted"] += 1
+            changed = True
+        prev = c
     return changed
 
 

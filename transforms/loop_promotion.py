@@ -23,8 +23,8 @@ __all__ = ["inline_block_before", "inline_loop_body", "lower_bound_value"]
 def lower_bound_value(loop: AffineForOp, *, name_hint: str | None = None, constant_at_entry: bool = False) -> Value:
     """A value equal to ``loop``'s lower bound, available before the loop: an ``arith.constant``
     (before the loop, or at the top of the function with ``constant_at_entry``), the bound's
-    operand itself for an identity bound, an ``affine.apply`` for one result, an ``affine.max``
-    for several."""
+    operand itself for a one-result identity bound, an ``affine.apply`` for one result, an
+    ``affine.max`` of all the results for several (never one of its terms)."""
     m, ops = loop.lower_bound_map, loop.lower_bound_operands
     if m.is_single_constant:
         const = ConstantOp.of(m.single_constant(), index, location=loop.location)
@@ -34,8 +34,8 @@ def lower_bound_value(loop: AffineForOp, *, name_hint: str | None = None, consta
         else:
             loop.parent.insert_before(loop, const)
         return const.result
-    if m.num_inputs == 1 and m.results[0] in (AffineExpr.dim(0), AffineExpr.symbol(0)):
-        return ops[0]
+    if m.num_results == 1 and m.num_inputs == 1 and m.results[0] in (AffineExpr.dim(0), AffineExpr.symbol(0)):
+        return ops[0]  # a max bound is the operand only when it is the bound's one result
     kind = AffineApplyOp if m.num_results == 1 else AffineMaxOp
     new = kind(m, ops, location=loop.location, name_hint=name_hint)
     loop.parent.insert_before(loop, new)

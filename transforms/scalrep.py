@@ -36,6 +36,7 @@ so those MLIR cases are not run.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ def _dominates(a: Operation, b: Operation) -> bool:
     x = b
     while x is not None and x.parent is not a.parent:
         x = x.parent_op
-    return x is not None and x is not a and a.parent.index_of(a) < a.parent.index_of(x)
+    return x is not None and x is not a and a.parent.is_before(a, x)
 
 
 def _defined_outside(v: Value, loop: Operation) -> bool:
@@ -92,7 +93,12 @@ def _defined_outside(v: Value, loop: Operation) -> bool:
 
 class _Facts:
     """The dependence analysis of a function (made on first use: structural checks come first),
-    indexed by op; statements of ops erased since are skipped."""
+    indexed by op, and the affine accesses grouped by element (memref and composed subscripts)
+    in program order; statements and ops erased since are skipped.
+
+    The groups and the per-memref reads and writes in program order let each question look
+    only at the accesses that can answer it, so straight-line code (a fully unrolled loop) is
+    handled in near-linear time instead of comparing every pair of accesses."""
 
     def __init__(self, func: FuncOp):
         self.func = func
@@ -102,15 +108,24 @@ class _Facts:
         self._analysis: analysis.DependenceAnalysis | None = None
         self.statement: dict[int, object] = {}
         self.by_memref: dict[int, list] = {}
+        self._writes: dict[int, tuple[list, list]] = {}  # memref -> (paths, statements), program order
+        self._reads: dict[int, tuple[list, list]] = {}
+        self._groups: dict[tuple, list[Operation]] | None = None
+        self._group_index: dict[Operation, tuple[list[Operation], int]] = {}
 
     @property
     def analysis(self) -> analysis.DependenceAnalysis:
         if self._analysis is None:
             self._analysis = analysis.DependenceAnalysis(self.func)
-            for s in self._analysis.statements:
+            for s in sorted(self._analysis.statements, key=lambda t: t.path):
                 self.by_memref.setdefault(id(s.memref), []).append(s)
                 if not s.opaque:
                     self.statement[id(s.op)] = s
+                for table, member in ((self._writes, s.is_write), (self._reads, not s.is_write or s.opaque)):
+                    if member:
+                        paths, stmts = table.setdefault(id(s.memref), ([], []))
+                        paths.append(s.path)
+                        stmts.append(s)
         return self._analysis
 
     @property
@@ -124,14 +139,41 @@ class _Facts:
         self.erased.add(id(op))
         op.erase()
 
+    def _key(self, op: Operation) -> tuple:
+        if id(op) not in self._subscripts:
+            self._subscripts[id(op)] = access_subscripts(op, self._leaves)
+        return (op.memref, self._subscripts[id(op)])
+
     def same_element(self, a: Operation, b: Operation) -> bool:
         """:func:`same_element`, with the subscripts of each op computed once."""
-        if a.memref is not b.memref:
-            return False
-        for op in (a, b):
-            if id(op) not in self._subscripts:
-                self._subscripts[id(op)] = access_subscripts(op, self._leaves)
-        return self._subscripts[id(a)] == self._subscripts[id(b)]
+        return a.memref is b.memref and self._key(a) == self._key(b)
+
+    def _group(self, op: Operation) -> tuple[list[Operation], int]:
+        """The loads and stores of ``op``'s element (``op`` among them) in program order, and
+        the position of ``op`` there (an op made since the grouping is alone in its group)."""
+        if self._groups is None:
+            self._groups = {}
+            for x in self.func.walk():
+                if type(x) in (AffineLoadOp, AffineStoreOp):
+                    group = self._groups.setdefault(self._key(x), [])
+                    self._group_index[x] = (group, len(group))
+                    group.append(x)
+        return self._group_index.get(op, ([op], 0))
+
+    def nearest_before(self, op: Operation, kind: type) -> Operation | None:
+        """The live access of type ``kind`` to ``op``'s element that dominates ``op`` and is the
+        closest before it (every other dominating one dominates it), or None."""
+        group, k = self._group(op)
+        for i in range(k - 1, -1, -1):
+            c = group[i]
+            if type(c) is kind and self.alive(c) and _dominates(c, op):
+                return c
+        return None
+
+    def later_of_element(self, op: Operation, kind: type) -> list[Operation]:
+        """The live accesses of type ``kind`` to ``op``'s element after ``op`` in program order."""
+        group, k = self._group(op)
+        return [c for c in group[k + 1:] if type(c) is kind and self.alive(c)]
 
     def modelled(self, op: Operation):
         """The statement of an affine access that isl models exactly, else None."""
@@ -145,24 +187,43 @@ class _Facts:
     def write_between(self, src, load) -> analysis.Dependence | None:
         """A write that may touch ``load``'s element after ``src`` (which dominates ``load``) and
         before ``load``: a dependence ``W -> load`` with the loops of ``src`` at equal IVs and
-        ``W`` after ``src`` in the text; None when there is none."""
+        ``W`` after ``src`` in the text; None when there is none.
+
+        Only writes after ``src`` in the text are asked; past ``load``, only those sharing a
+        loop with ``load`` inside ``src``'s loops (the contiguous rest of ``load``'s loop): a
+        later write outside it reaches ``load`` at no depth below ``src``'s loops."""
         depth = len(src.loops)
-        for w in self.others(src):
-            if w.is_write and w.path > src.path:
-                dep = self.analysis.pair(w, load)
-                if dep is not None and dep.depths[-1] > depth:
-                    return dep
+        paths, writes = self._writes.get(id(src.memref), ((), ()))
+        for w in writes[bisect_right(paths, src.path):]:
+            if w.path > load.path and self.scop.common_depth(w, load) <= depth:
+                break
+            if id(w.op) in self.erased:
+                continue
+            dep = self.analysis.pair(w, load)
+            if dep is not None and dep.depths[-1] > depth:
+                return dep
         return None
 
     def read_between(self, store, later) -> analysis.Dependence | None:
         """A read (or op of unknown effect) of ``store``'s element after ``store`` and before
-        ``later`` (a store that always follows it, at ``later``'s loops' IVs), else None."""
+        ``later`` (a store that always follows it, at ``later``'s loops' IVs), else None.
+
+        Asked: the reads between the two in the text, and those before ``store`` in its loop
+        inside ``later``'s loops (a read outside it depends on ``store`` at no such depth)."""
         depth = len(later.loops)
-        for r in self.others(store):
-            if (not r.is_write or r.opaque) and r.path < later.path and r is not later:
-                dep = self.analysis.pair(store, r)
-                if dep is not None and dep.depths[-1] > depth:
-                    return dep
+        paths, reads = self._reads.get(id(store.memref), ((), ()))
+        lo, hi = bisect_left(paths, store.path), bisect_left(paths, later.path)
+        before = []
+        for r in reversed(reads[:lo]):
+            if self.scop.common_depth(r, store) <= depth:
+                break
+            before.append(r)
+        for r in [*before, *reads[lo:hi]]:
+            if r is later or r is store or id(r.op) in self.erased:
+                continue
+            dep = self.analysis.pair(store, r)
+            if dep is not None and dep.depths[-1] > depth:
+                return dep
         return None
 
 
@@ -170,13 +231,10 @@ def _accesses(func: FuncOp, cls: type) -> list[Operation]:
     return [op for op in func.walk() if type(op) is cls]
 
 
-def _nearest(op: Operation, candidates: list[Operation], facts: _Facts):
-    """The candidate of ``op``'s element dominating ``op`` closest before it, and the statements
-    of both (modelled exactly), or None."""
-    best = None
-    for c in candidates:
-        if (best is None or _dominates(best, c)) and _dominates(c, op) and facts.same_element(c, op):
-            best = c
+def _nearest(op: Operation, kind: type, facts: _Facts):
+    """The access of type ``kind`` to ``op``'s element dominating ``op`` closest before it, and
+    the statements of both (modelled exactly), or None."""
+    best = facts.nearest_before(op, kind)
     if best is None:
         return None
     sb, so = facts.modelled(best), facts.modelled(op)
@@ -209,7 +267,7 @@ def forward_stores(func: FuncOp, facts: _Facts | None = None, record: Record = _
     for load in _accesses(func, AffineLoadOp):
         if not facts.alive(load):
             continue
-        found = _nearest(load, [u.op for u in load.memref.uses if type(u.op) is AffineStoreOp], facts)
+        found = _nearest(load, AffineStoreOp, facts)
         if found is None or facts.write_between(found[1], found[2]) is not None:
             continue
         store = found[0]
@@ -241,8 +299,7 @@ def eliminate_redundant_loads(func: FuncOp, facts: _Facts | None = None, record:
     for load in _accesses(func, AffineLoadOp):
         if not facts.alive(load):
             continue
-        loads = [u.op for u in load.memref.uses if type(u.op) is AffineLoadOp and u.op is not load]
-        found = _nearest(load, loads, facts)
+        found = _nearest(load, AffineLoadOp, facts)
         if found is None or facts.write_between(found[1], found[2]) is not None:
             continue
         first = found[0]
@@ -273,8 +330,8 @@ def eliminate_dead_stores(func: FuncOp, facts: _Facts | None = None, record: Rec
     for store in _accesses(func, AffineStoreOp):
         if not facts.alive(store):
             continue
-        for later in [u.op for u in store.memref.uses if type(u.op) is AffineStoreOp and u.op is not store]:
-            if not _dominates_after(store, later) or not facts.same_element(store, later):
+        for later in facts.later_of_element(store, AffineStoreOp):
+            if not _dominates_after(store, later):
                 continue
             s1, s2 = facts.modelled(store), facts.modelled(later)
             if s1 is None or s2 is None or facts.read_between(s1, s2) is not None:
@@ -292,7 +349,7 @@ def _dominates_after(first: Operation, later: Operation) -> bool:
     x = first
     while x is not None and x.parent is not later.parent:
         x = x.parent_op
-    return x is not None and x is not later and later.parent.index_of(x) < later.parent.index_of(later)
+    return x is not None and x is not later and later.parent.is_before(x, later)
 
 
 def remove_dead_allocs(func: FuncOp, record: Record = _no_record, facts: _Facts | None = None) -> int:
@@ -343,15 +400,18 @@ def _invariant_access(op: Operation, loop: AffineForOp) -> bool:
 
 def _reduction_pairs(loop: AffineForOp) -> list[tuple[AffineLoadOp, AffineStoreOp]]:
     """(load, store) pairs directly in ``loop``'s body: the same element, invariant in the loop
-    (through affine.apply), the load first and the only load of that element before the store."""
-    ops = loop.body.ops
+    (through affine.apply), the load first and the only load of that element before the store.
+    One pass over the body, loads grouped by element."""
     pairs = []
-    for k, store in enumerate(ops):
-        if type(store) is not AffineStoreOp or not _invariant_access(store, loop):
-            continue
-        loads = [op for op in ops[:k] if type(op) is AffineLoadOp and same_element(op, store)]
-        if len(loads) == 1:
-            pairs.append((loads[0], store))
+    leaves: list[Value] = []
+    loads: dict[tuple, list[AffineLoadOp]] = {}
+    for op in loop.body.ops:
+        if type(op) is AffineLoadOp:
+            loads.setdefault((op.memref, access_subscripts(op, leaves)), []).append(op)
+        elif type(op) is AffineStoreOp and _invariant_access(op, loop):
+            before = loads.get((op.memref, access_subscripts(op, leaves)), [])
+            if len(before) == 1:
+                pairs.append((before[0], op))
     return pairs
 
 
@@ -454,8 +514,8 @@ def promote_reductions_to_iter_args(loop: AffineForOp, facts: _Facts | None = No
 
 def _promote(loop: AffineForOp, pairs: list[tuple[AffineLoadOp, AffineStoreOp]]) -> list[AffineLoadOp]:
     block = loop.parent
-    inits, values = [], []
-    for load, store in pairs:
+    inits = []
+    for load, _ in pairs:
         m, leaves = _composed_access(load)
         init = AffineLoadOp(load.memref, m, leaves, location=load.location, name_hint=load.result.name_hint)
         block.insert_before(loop, init)
@@ -463,7 +523,8 @@ def _promote(loop: AffineForOp, pairs: list[tuple[AffineLoadOp, AffineStoreOp]])
         arg = loop.body.add_argument(load.result.type, load.result.name_hint or "acc")
         load.result.replace_all_uses_with(arg)
         load.erase()
-        values.append(store.value)
+    # read the stored values only now: a store may store another pair's load, replaced above
+    values = [store.value for _, store in pairs]
     loop.set_operands([*loop.operands, *(i.result for i in inits)])
     term = loop.body.terminator
     term.set_operands([*term.operands, *values])

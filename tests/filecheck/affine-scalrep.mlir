@@ -206,3 +206,28 @@ func.func @no_promotion(%C: memref<8xf32>, %x: f32, %N: index) {
   }
   return
 }
+
+// -----
+
+// Ours: two reductions promoted together where one stores the other's load; each yield names
+// the iter_arg that replaced the load (it once named the erased load, which did not dominate).
+// CHECK-LABEL: func.func @promoted_pairs_share_a_load
+// CHECK:         %[[A:.*]] = affine.load %A[2]
+// CHECK-NEXT:    %[[B:.*]] = affine.load %A[0]
+// CHECK-NEXT:    %[[R:.*]]:2 = affine.for %{{.*}} = 0 to 2 iter_args(%[[AA:.*]] = %[[A]], %[[BB:.*]] = %[[B]])
+// CHECK-NEXT:      affine.store %[[AA]], %A[3]
+// CHECK-NEXT:      affine.yield %[[BB]], %[[BB]] : i32, i32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    affine.store %[[R]]#0, %A[2]
+// CHECK-NEXT:    affine.store %[[R]]#1, %A[0]
+func.func @promoted_pairs_share_a_load(%A: memref<4xi32>) {
+  affine.for %m = 0 to 2 {
+    %a = affine.load %A[2] : memref<4xi32>
+    affine.store %a, %A[3] : memref<4xi32>
+    %b = affine.load %A[0] : memref<4xi32>
+    affine.store %b, %A[2] : memref<4xi32>
+    %c = affine.load %A[0] : memref<4xi32>
+    affine.store %c, %A[0] : memref<4xi32>
+  }
+  return
+}

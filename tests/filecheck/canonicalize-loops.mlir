@@ -185,3 +185,22 @@ func.func @unused_iter_args(%A: memref<16xf32>) -> f32 {
   }
   return %r#0 : f32
 }
+
+// -----
+
+// A single-iteration loop with a max lower bound: the IV becomes the whole max (the 0 is kept
+// whichever result comes first).
+// CHECK-DAG:   #[[MAX:.*]] = affine_map<(d0) -> (0, d0)>
+// CHECK-LABEL: func.func @promote_max_lower_bound
+// CHECK:         affine.for %[[I:.*]] = -1 to 2 {
+// CHECK-NEXT:      %[[J:.*]] = affine.max #[[MAX]](%[[I]])
+// CHECK-NEXT:      arith.index_cast %[[J]] : index to i64
+func.func @promote_max_lower_bound(%A: memref<8xi64>) {
+  affine.for %i = -1 to 2 {
+    affine.for %j = max affine_map<(d0) -> (d0, 0)>(%i) to affine_map<(d0) -> (d0 + 2)>(%i) step 2 {
+      %v = arith.index_cast %j : index to i64
+      affine.store %v, %A[%i + 1] : memref<8xi64>
+    }
+  }
+  return
+}
