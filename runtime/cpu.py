@@ -27,9 +27,10 @@ Guarantees
   loop with reductions depend only on its trip count (at most :data:`REDUCTION_CHUNKS`), so
   results do not depend on the thread count. ``threads=1`` runs the whole function
   sequentially (the interpreter's order); ``threads=None`` uses ``os.cpu_count()``.
-- Compiled objects are cached in memory and on disk (``$AFFINE_IR_CACHE`` or
-  ``~/.cache/affine-ir/``), keyed by the IR text, the options, the llvmlite version and the
-  host CPU; ``cache_info()`` counts hits and compiles.
+- Compiled objects are cached in memory (bounded LRU, :data:`MEMORY_CACHE_SIZE` entries) and on
+  disk (:mod:`runtime.cache`: ``$AFFINE_IR_CACHE`` or the user cache dir, bounded in size),
+  keyed by the IR text, the options, the llvmlite version and the host CPU; ``cache_info()``
+  counts hits and compiles.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type,
 from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
+from .cache import LRUCache
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
@@ -85,7 +87,9 @@ class _Compiled:
     source: str  # how it was obtained: "compiled", "memory" or "disk"
 
 
-_memory: dict[str, _Compiled] = {}
+#: Entries of the in-memory cache of loaded objects (least recently used ones are dropped).
+MEMORY_CACHE_SIZE = 128
+_memory: LRUCache[str, _Compiled] = LRUCache(lambda: MEMORY_CACHE_SIZE)
 _memory_lock = threading.Lock()
 _stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
 
@@ -119,7 +123,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
                                  "disk")
             with _memory_lock:
                 _stats["disk_hits"] += 1
-                _memory[key] = compiled
+                _memory.put(key, compiled)
             return compiled
         except Exception:  # a corrupt entry: compile again
             pass
@@ -136,7 +140,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
     cpu_jit.disk_store(key, obj, lm.abi_json())
     with _memory_lock:
         _stats["compiles"] += 1
-        _memory[key] = compiled
+        _memory.put(key, compiled)
     return compiled
 
 
@@ -387,5 +391,5 @@ def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3
     return CPUExecutable(module, fn, opt_level, threads, fast_math)
 
 
-__all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",
-           "numpy_dtype"]
+__all__ = ["CPUExecutable", "CPUKernel", "MEMORY_CACHE_SIZE", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache",
+           "compile", "numpy_dtype"]
