@@ -43,11 +43,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
+from affine_ir.floats import is_bfloat16_scalar, numpy_float_dtype
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
 from codegen.llvm import EmitError, FunctionABI, LLVMModule, emit
 
@@ -60,13 +60,10 @@ from .errors import CompileError, LaunchError
 REDUCTION_CHUNKS = 32
 _WRAPPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
-_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
-
-
 def numpy_dtype(t: Type) -> np.dtype | None:
     """The numpy dtype of arrays holding elements of ``t`` (None if there is none)."""
     if isinstance(t, FloatType):
-        return np.dtype(_DTYPES[t.name])
+        return numpy_float_dtype(t.name)
     if isinstance(t, IndexType):
         return np.dtype(np.int64)
     if isinstance(t, IntegerType):
@@ -174,14 +171,13 @@ def _scalar(p: _Param, k: int, value):
         value = value[()]
     is_int = isinstance(value, (int, np.integer, np.bool_))
     if isinstance(t, FloatType):
-        if not (is_int or isinstance(value, (float, np.floating)) or
-                (isinstance(value, np.generic) and value.dtype == np.dtype(ml_dtypes.bfloat16))):
+        if not (is_int or isinstance(value, (float, np.floating)) or is_bfloat16_scalar(value)):
             raise LaunchError(f"argument #{k} ({p.name}): expected {t}, got {_describe(value)}")
         x = float(value) if not is_int else float(int(value))
         if t.name == "f64":
             return x
         with np.errstate(over="ignore"):  # rounds to the type (overflow gives inf, as the interpreter)
-            return float(np.array(x, dtype=_DTYPES[t.name]).astype(np.float64))
+            return float(np.array(x, dtype=numpy_float_dtype(t.name)).astype(np.float64))
     if not is_int:
         raise LaunchError(f"argument #{k} ({p.name}): expected {t}, got {_describe(value)}")
     v = int(value)
@@ -225,7 +221,7 @@ def _result(raw: bytes, t: Type):
     if isinstance(t, FloatType):
         if t.name == "f64":
             return np.float64(struct.unpack_from("<d", raw)[0])
-        return np.dtype(_DTYPES[t.name]).type(struct.unpack_from("<f", raw)[0])
+        return numpy_float_dtype(t.name).type(struct.unpack_from("<f", raw)[0])
     v = struct.unpack_from("<q", raw)[0]
     if isinstance(t, IndexType):
         return int(v)
