@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cache
+from .cuda_python import CUDA_EXTRA, import_cuda
 from .errors import CompileError, numbered
 
 #: Entries of the in-memory image cache (least recently used ones are dropped).
@@ -70,9 +71,7 @@ class CudaImage:
 # -- NVRTC facts -------------------------------------------------------------------------------------
 
 def _nvrtc():
-    from cuda.bindings import nvrtc
-
-    return nvrtc
+    return import_cuda("cuda.bindings.nvrtc")
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,8 +79,11 @@ def nvrtc_version() -> tuple[int, int]:
     """(major, minor) of the loaded NVRTC library, e.g. ``(13, 0)``."""
     try:
         err, major, minor = _nvrtc().nvrtcVersion()
+    except CompileError:
+        raise
     except Exception as e:  # the library is missing (cuda.pathfinder's DynamicLibNotFoundError) or broken
-        raise CompileError(f"NVRTC is not usable: {e} (install nvidia-cuda-nvrtc matching the driver)") from None
+        raise CompileError(f"NVRTC is not usable: {e} (install nvidia-cuda-nvrtc matching the driver; "
+                           f"{CUDA_EXTRA} installs the tested one)") from None
     _check(err, "nvrtcVersion")
     return int(major), int(minor)
 
@@ -90,8 +92,7 @@ def nvrtc_version() -> tuple[int, int]:
 def include_dirs() -> list[str]:
     """The directories passed with ``-I``: the CUDA runtime headers (``cuda_fp16.h``, ``cuda_bf16.h``,
     ``mma.h``, ``crt/``). Raises :class:`CompileError` when the headers are not installed."""
-    from cuda import pathfinder
-
+    pathfinder = import_cuda("cuda.pathfinder")
     dirs: list[str] = []
     for lib in ("cudart", "nvrtc"):
         try:

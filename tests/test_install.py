@@ -1,4 +1,6 @@
-"""What an install guarantees: ml_dtypes is imported only when bf16 is used."""
+"""What an install guarantees: the project works without the ``cuda`` extra (cuda-python and the
+nvidia wheels hidden from a fresh interpreter), ml_dtypes is imported only when bf16 is used,
+and the package metadata (version, typing marker, license)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("affine_ir", "analysis", "transforms", "codegen", "runtime")
@@ -40,6 +45,53 @@ def run_child(body: str, hide_cuda: bool = False, tmp_path: Path | None = None) 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# -- without the cuda extra -------------------------------------------------------------------------
+
+def test_everything_but_cuda_works_without_the_cuda_extra(tmp_path):
+    got = run_child("""
+        import json, sys
+        import numpy as np
+        import affine_ir as air, analysis, codegen, runtime, transforms
+        import runtime.cli, runtime.run_cli, runtime.cuda, runtime.cuda_driver, runtime.cuda_arrays, runtime.nvrtc
+        res = {"gpu_available": runtime.gpu_available(), "reason": runtime.cuda_driver.gpu_unavailable_reason()}
+        m = air.library.matmul(4, 3, 2)
+        k = runtime.compile(m, target="auto")
+        A, B = np.arange(8, dtype=np.float32).reshape(4, 2), np.ones((2, 3), np.float32)
+        C = np.zeros((4, 3), np.float32)
+        k(A, B, C)
+        res["auto"] = [type(k).__name__, bool(np.array_equal(C, A @ B))]
+        res["cuda_c"] = "__global__" in codegen.cuda.emit(transforms.PassManager.parse("gpu-map").run(m)).source
+        try:
+            runtime.compile(m, target="cuda")
+            res["cuda"] = "compiled"
+        except runtime.CompileError as e:
+            res["cuda"] = str(e)
+        res["cuda_loaded"] = sorted(n for n in sys.modules if n.partition(".")[0] in ("cuda", "nvidia"))
+        print(json.dumps(res))
+    """, hide_cuda=True, tmp_path=tmp_path)
+    assert got["gpu_available"] is False and "affine-ir[cuda]" in got["reason"]
+    assert got["auto"] == ["CPUExecutable", True]
+    assert got["cuda_c"] is True
+    assert "pip install 'affine-ir[cuda]'" in got["cuda"] and "cuda-python" in got["cuda"]
+    assert got["cuda_loaded"] == []
+
+
+def test_affine_run_names_the_extra_without_it(tmp_path):
+    got = run_child("""
+        import contextlib, io, json
+        from runtime.run_cli import main
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            try:
+                rc = main(["--op", "matmul:8,8,8", "--target", "cuda"])
+            except SystemExit as e:
+                rc = e.code
+        print(json.dumps({"rc": rc, "stderr": err.getvalue()}))
+    """, hide_cuda=True, tmp_path=tmp_path)
+    assert got["rc"] not in (0, None)
+    assert "affine-ir[cuda]" in got["stderr"] and "Traceback" not in got["stderr"]
+
+
 # -- ml_dtypes only for bf16 ------------------------------------------------------------------------------
 
 def test_ml_dtypes_is_imported_only_when_bf16_is_used(tmp_path):
@@ -70,3 +122,41 @@ def test_ml_dtypes_is_imported_only_when_bf16_is_used(tmp_path):
     assert got == {"after_help": False, "after_f32": False, "after_bf16_module": False, "bf16_result": 4.0}
 
 
+# -- metadata ---------------------------------------------------------------------------------------------
+
+def test_version_comes_from_the_package_metadata():
+    import importlib.metadata
+
+    import affine_ir
+
+    try:
+        want = importlib.metadata.version("affine-ir")
+    except importlib.metadata.PackageNotFoundError:
+        want = "0+unknown"
+    assert affine_ir.__version__ == want
+
+
+def test_every_package_is_typed_and_ships_its_marker():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    package_data = project["tool"]["setuptools"]["package-data"]
+    for pkg in PACKAGES:
+        assert (ROOT / pkg / "py.typed").is_file(), pkg
+        assert "py.typed" in package_data.get(pkg, []) or "py.typed" in package_data.get("*", []), pkg
+
+
+def test_license_and_extras_are_declared():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")
+    cuda_names = ("cuda-bindings", "cuda-pathfinder", "nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "nvidia-cuda-crt")
+    assert not any(d.startswith(cuda_names) for d in project["dependencies"])
+    assert any(d.startswith("platformdirs") for d in project["dependencies"])
+    extras = project["optional-dependencies"]
+    assert all(any(d.startswith(n) for d in extras["cuda"]) for n in cuda_names)
+    test = [Requirement(d) for d in extras["test"]]
+    (self_ref,) = [r for r in test if r.name == "affine-ir"]
+    assert self_ref.extras == {"cuda"}
+    assert self_ref.marker.evaluate({"sys_platform": "linux"})
+    assert not self_ref.marker.evaluate({"sys_platform": "darwin"})
