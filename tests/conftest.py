@@ -1,4 +1,7 @@
-"""Shared pytest setup: hypothesis profiles.
+"""Shared pytest setup: a private cache directory and hypothesis profiles.
+
+The whole suite compiles into a temporary cache directory (``$AFFINE_IR_CACHE`` set for the
+session, inherited by the subprocesses tests start), never into the user's cache.
 
 The default profile (CI, and ``python -m pytest``) is derandomized: every property test draws
 the same programs on every run, so the tests that assert how often a pass applied (a share of
@@ -20,6 +23,15 @@ settings.register_profile("explore", deadline=None, suppress_health_check=[Healt
                           derandomize=False, print_blob=True)
 settings.register_profile("ci", parent=settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _suite_cache(tmp_path_factory):
+    """The session's cache directory (``$AFFINE_IR_CACHE``), under pytest's temporary directory:
+    the suite never writes into the user's cache (``~/.cache/affine-ir``); restored afterwards."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AFFINE_IR_CACHE", str(tmp_path_factory.mktemp("affine-ir-cache")))
+        yield
 
 
 @pytest.fixture(scope="module")

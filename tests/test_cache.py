@@ -46,6 +46,10 @@ def test_without_the_variable_the_cache_follows_xdg_cache_home(tmp_path, monkeyp
     assert cpu_jit.cache_dir() == want and nvrtc.cache_dir() == want
 
 
+def test_the_suite_caches_in_a_temporary_directory(tmp_path_factory):
+    assert cache.cache_dir().is_relative_to(tmp_path_factory.getbasetemp())  # see conftest._suite_cache
+
+
 # -- the size bound --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text,size", [("4096", 4096), ("512K", 512 << 10), ("3m", 3 << 20), ("2GiB", 2 << 30),
