@@ -1,5 +1,8 @@
 """Shared pytest setup: a private cache directory and hypothesis profiles.
 
+Tests marked ``slow`` are the ones :data:`SLOW_TESTS` lists (each took 5 s or more on the 2-core
+CI machine, measured with ``--durations``): ``python -m pytest -q -m "not slow"`` leaves them out.
+
 The whole suite compiles into a temporary cache directory (``$AFFINE_IR_CACHE`` set for the
 session, inherited by the subprocesses tests start), never into the user's cache.
 
@@ -23,6 +26,27 @@ settings.register_profile("explore", deadline=None, suppress_health_check=[Healt
                           derandomize=False, print_blob=True)
 settings.register_profile("ci", parent=settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+#: Test ids (``file::function``, every parametrization) marked ``slow``: random-program property
+#: tests and end-to-end pipelines, measured at 5 s or more each on 2 cores.
+SLOW_TESTS = frozenset({
+    "test_random_programs.py::test_generated_programs_verify_and_round_trip",
+    "test_random_programs.py::test_assert_equivalent_accepts_the_same_program",
+    "test_random_programs.py::test_generated_programs_run_in_bounds_exactly_and_deterministically",
+    "test_random_programs.py::test_assert_equivalent_rejects_exactly_the_programs_that_differ",
+    "test_fusion_programs.py::test_fusion_programs_verify_round_trip_and_run_exactly",
+    "test_cpu_pipeline.py::test_random_fusion_programs_through_the_exact_pipeline",
+    "test_cpu_pipeline.py::test_random_programs_through_the_exact_pipeline",
+    "test_cpu_pipeline.py::test_random_programs_through_the_default_pipeline",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`SLOW_TESTS` ``slow``."""
+    for item in items:
+        if f"{item.path.name}::{item.originalname}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True, scope="session")
