@@ -9,8 +9,9 @@
   entry complete. A hit touches the entry's files (their modification time is the entry's last
   use: access times are unreliable under ``noatime``/``relatime``).
 - Size bound (:func:`max_bytes`): :data:`DEFAULT_MAX_BYTES` (1 GiB), or
-  ``$AFFINE_IR_CACHE_MAX_BYTES`` (bytes, or with a K/M/G suffix; 0 keeps nothing). After every
-  store the least recently used entries are removed until the directory fits (:func:`evict`).
+  ``$AFFINE_IR_CACHE_MAX_BYTES`` (bytes, or with a K/M/G suffix; 0 keeps nothing; a malformed
+  value warns and keeps the default). After every store the least recently used entries are
+  removed until the directory fits (:func:`evict`).
 - Every disk failure is ignored (the cache is an optimization): a read gives a miss, a write is
   skipped.
 - :class:`LRUCache`: a thread-safe in-memory map of at most ``maxsize`` entries that drops the
@@ -24,6 +25,7 @@ import re
 import tempfile
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -94,8 +96,8 @@ def write_entry(key: str, files: Sequence[tuple[str, bytes]]) -> None:
     entry complete) atomically, then evict least recently used entries down to :func:`max_bytes`.
     Failures are ignored."""
     d = cache_dir()
+    limit = _bound()
     try:
-        limit = max_bytes()
         d.mkdir(parents=True, exist_ok=True)
         for suffix, data in files:
             fd, tmp = tempfile.mkstemp(dir=d, prefix=_TEMP_PREFIX)
@@ -106,9 +108,19 @@ def write_entry(key: str, files: Sequence[tuple[str, bytes]]) -> None:
             except BaseException:
                 _unlink(Path(tmp))
                 raise
-    except (OSError, ValueError):
+    except OSError:
         return
     evict(limit)
+
+
+def _bound() -> int:
+    """:func:`max_bytes`, or the default with a warning when the variable is malformed (a typo in
+    it must not stop compiling, nor pass unnoticed)."""
+    try:
+        return max_bytes()
+    except ValueError as e:
+        warnings.warn(f"{e}; using the default bound of {DEFAULT_MAX_BYTES} bytes", RuntimeWarning, stacklevel=3)
+        return DEFAULT_MAX_BYTES
 
 
 def evict(limit: int | None = None) -> int:
@@ -116,7 +128,7 @@ def evict(limit: int | None = None) -> int:
     ``limit`` bytes (default :func:`max_bytes`); also removes temporary files left by a writer
     that died. Returns the number of bytes removed. Failures are ignored (another process may be
     evicting the same files)."""
-    limit = max_bytes() if limit is None else limit
+    limit = _bound() if limit is None else limit
     entries, total, freed = _scan(cache_dir())
     for _last_use, size, paths in sorted(entries.values(), key=lambda e: e[0]):
         if total <= limit:

@@ -39,6 +39,9 @@ SLOW_TESTS = frozenset({
     "test_cpu_pipeline.py::test_random_fusion_programs_through_the_exact_pipeline",
     "test_cpu_pipeline.py::test_random_programs_through_the_exact_pipeline",
     "test_cpu_pipeline.py::test_random_programs_through_the_default_pipeline",
+    "test_fuse.py::test_random_fusion_programs_keep_their_meaning",
+    "test_fuse.py::test_random_programs_keep_their_meaning",
+    "test_fuse.py::test_where_mlir_miscompiles_we_refuse",
 })
 
 

@@ -65,6 +65,13 @@ def test_a_malformed_bound_names_the_variable(monkeypatch):
         cache.max_bytes()
 
 
+def test_a_malformed_bound_warns_and_keeps_caching(cache_root, monkeypatch):
+    monkeypatch.setenv("AFFINE_IR_CACHE_MAX_BYTES", "1 GB please")
+    with pytest.warns(RuntimeWarning, match="AFFINE_IR_CACHE_MAX_BYTES.*using the default bound"):
+        cache.write_entry("aa", ((".o", b"x"),))
+    assert cache.read_entry("aa", (".o",)) == [b"x"]
+
+
 def test_eviction_removes_least_recently_used_whole_entries(cache_root, monkeypatch):
     for k, key in enumerate(("aa", "bb", "cc", "dd")):
         cache.write_entry(key, ((".json", b"{}" * 50), (".o", b"x" * 400)))
