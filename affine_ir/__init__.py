@@ -28,6 +28,16 @@ from .printer import print_op
 from .verifier import verify
 
 
+def _distribution_version() -> str:
+    """The installed distribution's version; ``"0+unknown"`` for a source tree never installed."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("affine-ir")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 def parse(text: str, filename: str = "<string>", *, verify_ir: bool = True, line_offset: int = 0,
           allow_unregistered: bool = False) -> ModuleOp:
     """Parse MLIR text into a module and (by default) verify it.
@@ -51,6 +61,9 @@ def parse_file(path: str, *, verify_ir: bool = True, allow_unregistered: bool = 
 
 def __getattr__(name: str):
     # Heavier parts load on first use.
+    if name == "__version__":
+        globals()["__version__"] = version = _distribution_version()  # importlib.metadata costs ~20 ms
+        return version
     if name == "interpret":
         from .interpreter import interpret
 
@@ -70,5 +83,5 @@ __all__ = [
     "AffineError", "AffineExpr", "AffineMap", "Block", "BlockArgument", "FuncOp", "IRError", "IntegerSet",
     "InterpretError", "Location", "ModuleOp", "OpResult", "Operation", "ParseError", "Region", "UnregisteredOp",
     "Value", "VerifyError", "constant", "dim", "parse", "parse_file", "print_op", "structurally_equal", "symbol",
-    "types", "verify",
+    "types", "verify", "__version__",
 ]

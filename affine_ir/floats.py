@@ -1,11 +1,17 @@
 """IEEE float formats as Python floats: exact rounding (to nearest, ties to even) into
 f16/bf16/f32/f64 and bit patterns. Pure Python (math/struct), shared by the attributes
-(constants as the type stores them) and the interpreter (every float op rounded once)."""
+(constants as the type stores them) and the interpreter (every float op rounded once).
+
+numpy's dtypes of the formats (:func:`numpy_float_dtype`, :func:`bfloat16_dtype`) come from
+here too: ``ml_dtypes`` (which takes about half a second to import) is imported only when a
+bf16 dtype is first asked for, so programs without bf16 never load it."""
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
+import sys
 
 INF = math.inf
 
@@ -82,3 +88,32 @@ def float_bits(x: float, fmt: str) -> int:
 def float_from_bits(bits: int, fmt: str) -> float:
     ff, fi, shift = _PACK[fmt]
     return struct.unpack(ff, struct.pack(fi, bits << shift))[0]
+
+
+@functools.lru_cache(maxsize=1)
+def bfloat16_dtype():
+    """numpy's dtype for bf16 (``ml_dtypes.bfloat16``); imports ml_dtypes on the first call."""
+    import ml_dtypes
+    import numpy as np
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def numpy_float_dtype(fmt: str):
+    """numpy's dtype of arrays of the float format ``fmt`` ("f16", "bf16", "f32", "f64"); KeyError
+    for other names. Only "bf16" imports ml_dtypes."""
+    if fmt == "bf16":
+        return bfloat16_dtype()
+    import numpy as np
+
+    return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[fmt])
+
+
+def is_bfloat16_scalar(value: object) -> bool:
+    """True when ``value`` is a numpy bf16 scalar. Never imports ml_dtypes: without it loaded no
+    such scalar can exist."""
+    if "ml_dtypes" not in sys.modules:
+        return False
+    import numpy as np
+
+    return isinstance(value, np.generic) and value.dtype == bfloat16_dtype()

@@ -33,9 +33,10 @@ Guarantees
   loop with reductions depend only on its trip count (at most :data:`REDUCTION_CHUNKS`), so
   results do not depend on the thread count. ``threads=1`` runs the whole function
   sequentially (the interpreter's order); ``threads=None`` uses ``os.cpu_count()``.
-- Compiled objects are cached in memory and on disk (``$AFFINE_IR_CACHE`` or
-  ``~/.cache/affine-ir/``), keyed by the IR text, the options, the llvmlite version and the
-  host CPU; ``cache_info()`` counts hits and compiles.
+- Compiled objects are cached in memory (bounded LRU, :data:`MEMORY_CACHE_SIZE` entries) and on
+  disk (:mod:`runtime.cache`: ``$AFFINE_IR_CACHE`` or the user cache dir, bounded in size),
+  keyed by the IR text, the options, the llvmlite version and the host CPU; ``cache_info()``
+  counts hits and compiles.
 """
 
 from __future__ import annotations
@@ -48,16 +49,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
+from affine_ir.floats import is_bfloat16_scalar, numpy_float_dtype
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
 from codegen.llvm import FAILURE_SYMBOL, EmitError, FailureSite, FunctionABI, LLVMModule, emit
 
 from . import cpu_jit
 from .arg_checks import written_arguments
+from .cache import LRUCache
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
@@ -65,13 +67,10 @@ from .errors import CompileError, LaunchError
 REDUCTION_CHUNKS = 32
 _WRAPPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
-_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
-
-
 def numpy_dtype(t: Type) -> np.dtype | None:
     """The numpy dtype of arrays holding elements of ``t`` (None if there is none)."""
     if isinstance(t, FloatType):
-        return np.dtype(_DTYPES[t.name])
+        return numpy_float_dtype(t.name)
     if isinstance(t, IndexType):
         return np.dtype(np.int64)
     if isinstance(t, IntegerType):
@@ -104,7 +103,9 @@ class _Compiled:
             raise LaunchError(failed.message, failed.location)
 
 
-_memory: dict[str, _Compiled] = {}
+#: Entries of the in-memory cache of loaded objects (least recently used ones are dropped).
+MEMORY_CACHE_SIZE = 128
+_memory: LRUCache[str, _Compiled] = LRUCache(lambda: MEMORY_CACHE_SIZE)
 _memory_lock = threading.Lock()
 _stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
 
@@ -141,7 +142,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
                                  "disk", LLVMModule.failure_sites_from_json(abi_json))
             with _memory_lock:
                 _stats["disk_hits"] += 1
-                _memory[key] = compiled
+                _memory.put(key, compiled)
             return compiled
         except Exception:  # a corrupt entry: compile again
             pass
@@ -158,7 +159,7 @@ def _compile_module(module: ModuleOp | FuncOp, opt_level: int, fast_math: bool, 
     cpu_jit.disk_store(key, obj, lm.abi_json())
     with _memory_lock:
         _stats["compiles"] += 1
-        _memory[key] = compiled
+        _memory.put(key, compiled)
     return compiled
 
 
@@ -192,14 +193,13 @@ def _scalar(p: _Param, k: int, value):
         value = value[()]
     is_int = isinstance(value, (int, np.integer, np.bool_))
     if isinstance(t, FloatType):
-        if not (is_int or isinstance(value, (float, np.floating)) or
-                (isinstance(value, np.generic) and value.dtype == np.dtype(ml_dtypes.bfloat16))):
+        if not (is_int or isinstance(value, (float, np.floating)) or is_bfloat16_scalar(value)):
             raise LaunchError(f"argument #{k} ({p.name}): expected {t}, got {_describe(value)}")
         x = float(value) if not is_int else float(int(value))
         if t.name == "f64":
             return x
         with np.errstate(over="ignore"):  # rounds to the type (overflow gives inf, as the interpreter)
-            return float(np.array(x, dtype=_DTYPES[t.name]).astype(np.float64))
+            return float(np.array(x, dtype=numpy_float_dtype(t.name)).astype(np.float64))
     if not is_int:
         raise LaunchError(f"argument #{k} ({p.name}): expected {t}, got {_describe(value)}")
     v = int(value)
@@ -250,7 +250,7 @@ def _result(raw: bytes, t: Type):
     if isinstance(t, FloatType):
         if t.name == "f64":
             return np.float64(struct.unpack_from("<d", raw)[0])
-        return np.dtype(_DTYPES[t.name]).type(struct.unpack_from("<f", raw)[0])
+        return numpy_float_dtype(t.name).type(struct.unpack_from("<f", raw)[0])
     v = struct.unpack_from("<q", raw)[0]
     if isinstance(t, IndexType):
         return int(v)
@@ -433,5 +433,5 @@ def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3
     return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module, check_bounds)
 
 
-__all__ = ["CPUExecutable", "CPUKernel", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache", "compile",
-           "numpy_dtype"]
+__all__ = ["CPUExecutable", "CPUKernel", "MEMORY_CACHE_SIZE", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache",
+           "compile", "numpy_dtype"]

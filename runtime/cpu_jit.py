@@ -1,6 +1,6 @@
 """The llvmlite side of the CPU backend: host target machine, the -O pipeline (loop and SLP
 vectorization), object code, loading objects into an MCJIT engine, and the on-disk object
-cache.
+cache (:mod:`runtime.cache`).
 
 ``llvmlite.binding.initialize()`` raises in llvmlite 0.50; only the native target and asm
 printer are initialized. LLVM's global state is not thread-safe: compiling is serialized by
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import ctypes.util
 import hashlib
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from . import cache
 
 _lock = threading.RLock()
 _ready = False
@@ -131,34 +131,26 @@ class LoadedObject:
         return addr
 
 
-# -- the disk cache ------------------------------------------------------------------------------
-
+# -- the disk cache (runtime.cache: one bounded directory shared with NVRTC) ---------------------
 
 def cache_dir() -> Path:
-    """``$AFFINE_IR_CACHE`` or ``~/.cache/affine-ir``."""
-    env = os.environ.get("AFFINE_IR_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "affine-ir"
+    """The disk cache's directory (:func:`runtime.cache.cache_dir`: ``$AFFINE_IR_CACHE``, else the
+    user cache dir)."""
+    return cache.cache_dir()
 
 
 def disk_load(key: str) -> tuple[bytes, str] | None:
-    """(object code, ABI JSON) stored under ``key``, or None."""
-    d = cache_dir()
+    """(object code, ABI JSON) stored under ``key``, or None (a hit marks the entry as used)."""
+    data = cache.read_entry(key, (".o", ".json"))
+    if data is None:
+        return None
     try:
-        return (d / f"{key}.o").read_bytes(), (d / f"{key}.json").read_text()
-    except OSError:
+        return data[0], data[1].decode()
+    except UnicodeDecodeError:
         return None
 
 
 def disk_store(key: str, obj: bytes, abi_json: str) -> None:
-    """Store atomically (write a temporary file, then rename); failures are ignored (the cache
-    is an optimization)."""
-    d = cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".json", abi_json.encode()), (".o", obj)):  # the .o last: it marks completeness
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, d / f"{key}{suffix}")
-    except OSError:
-        pass
+    """Store atomically, then evict least recently used entries beyond the size bound; failures
+    are ignored (the cache is an optimization)."""
+    cache.write_entry(key, ((".json", abi_json.encode()), (".o", obj)))  # the .o last: it marks completeness

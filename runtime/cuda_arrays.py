@@ -23,23 +23,22 @@ import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
+from affine_ir.floats import is_bfloat16_scalar, numpy_float_dtype
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type
 
 from .errors import LaunchError
 
-_FLOATS = {"f16": (np.dtype(np.float16), "__half"), "bf16": (np.dtype(ml_dtypes.bfloat16), "__nv_bfloat16"),
-           "f32": (np.dtype(np.float32), "float"), "f64": (np.dtype(np.float64), "double")}
+_FLOAT_CTYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double"}
 _INTS = {8: (np.dtype(np.int8), "signed char"), 16: (np.dtype(np.int16), "short"), 32: (np.dtype(np.int32), "int"),
          64: (np.dtype(np.int64), "long long")}
 
 
 def element_dtypes(t: Type) -> tuple[np.dtype, ...]:
     """The numpy dtypes accepted for elements of ``t`` (the first is the canonical one); () if none."""
-    if isinstance(t, FloatType) and t.name in _FLOATS:
-        return (_FLOATS[t.name][0],)
+    if isinstance(t, FloatType) and t.name in _FLOAT_CTYPES:
+        return (numpy_float_dtype(t.name),)
     if isinstance(t, IndexType):
         return (np.dtype(np.int64),)
     if isinstance(t, IntegerType):
@@ -51,8 +50,8 @@ def element_dtypes(t: Type) -> tuple[np.dtype, ...]:
 
 def element_ctype(t: Type) -> str:
     """The C type of elements of ``t`` in the kernel ABI (``float``, ``__nv_bfloat16``, ``bool``, ``long long``)."""
-    if isinstance(t, FloatType) and t.name in _FLOATS:
-        return _FLOATS[t.name][1]
+    if isinstance(t, FloatType) and t.name in _FLOAT_CTYPES:
+        return _FLOAT_CTYPES[t.name]
     if isinstance(t, IndexType):
         return "long long"
     if isinstance(t, IntegerType):
@@ -69,8 +68,7 @@ def scalar_argument(value, t: Type, position: int, name: str = "") -> tuple[str,
     ctype = element_ctype(t)
     is_int = isinstance(value, (int, np.integer, bool, np.bool_))
     if isinstance(t, FloatType):
-        if not (is_int or isinstance(value, (float, np.floating)) or (
-                isinstance(value, np.generic) and value.dtype == np.dtype(ml_dtypes.bfloat16))):
+        if not (is_int or isinstance(value, (float, np.floating)) or is_bfloat16_scalar(value)):
             raise LaunchError(f"{where}: expected {t}, got {_kind(value)}")
         return ctype, float(value)
     if not is_int:
@@ -138,7 +136,7 @@ def _c_contiguous(shape: Sequence[int], strides: Sequence[int] | None, itemsize:
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 _DL_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64, (1, 8): np.uint8,
               (1, 16): np.uint16, (1, 32): np.uint32, (1, 64): np.uint64, (2, 16): np.float16, (2, 32): np.float32,
-              (2, 64): np.float64, (4, 16): ml_dtypes.bfloat16, (6, 8): np.bool_}
+              (2, 64): np.float64, (4, 16): "bf16", (6, 8): np.bool_}  # "bf16": numpy_float_dtype
 
 
 class _DLDevice(ctypes.Structure):
@@ -191,7 +189,7 @@ def _from_dlpack_device(value) -> ArrayView:
     key = (int(t.dtype.code), int(t.dtype.bits))
     if key not in _DL_DTYPES or t.dtype.lanes != 1:
         raise ValueError(f"unsupported DLPack dtype (code {key[0]}, {key[1]} bits, {t.dtype.lanes} lanes)")
-    dtype = np.dtype(_DL_DTYPES[key])
+    dtype = numpy_float_dtype("bf16") if _DL_DTYPES[key] == "bf16" else np.dtype(_DL_DTYPES[key])
     strides = None if not t.strides else tuple(int(t.strides[k]) * dtype.itemsize for k in range(t.ndim))
     return ArrayView("dlpack", shape, dtype, _c_contiguous(shape, strides, dtype.itemsize), readonly,
                      ptr=int(t.data or 0) + int(t.byte_offset), device_id=int(t.device.device_id), keep=capsule)

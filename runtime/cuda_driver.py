@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cuda_launch import Device, FunctionAttributes, check_launch, pack_arguments  # noqa: F401  (re-exported)
+from .cuda_python import import_cuda
 from .errors import LaunchError
 from .nvrtc import CudaImage, check_driver_compatibility, nvrtc_version
 
@@ -54,9 +55,7 @@ class GPUUnavailableError(LaunchError):
 
 
 def _drv():
-    from cuda.bindings import driver
-
-    return driver
+    return import_cuda("cuda.bindings.driver")
 
 
 def _name(err) -> str:

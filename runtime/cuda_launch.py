@@ -12,8 +12,9 @@ import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
+
+from affine_ir.floats import numpy_float_dtype
 
 from .errors import LaunchError
 
@@ -131,7 +132,7 @@ def _pack_one(k: int, ctype: str, value):
             raise LaunchError(f"{where}: expected a device address (int), got {type(value).__name__}")
         return ctypes.c_uint64(int(ptr))
     if t in ("__half", "half", "__nv_bfloat16", "nv_bfloat16"):
-        dt = np.float16 if "half" in t and "bfloat" not in t else ml_dtypes.bfloat16
+        dt = numpy_float_dtype("f16" if "half" in t and "bfloat" not in t else "bf16")
         try:
             bits = np.array(value, dtype=dt).reshape(()).view(np.uint16)
         except (TypeError, ValueError):

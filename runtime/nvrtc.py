@@ -9,8 +9,9 @@
 - A failure raises :class:`runtime.errors.CompileError` carrying the NVRTC log, the options and the
   source; its message quotes the numbered source lines the log points at. Warnings do not fail a
   compile: they stay in :attr:`CudaImage.log` (:attr:`CudaImage.warnings`).
-- Images are cached in memory (bounded LRU, :data:`MEMORY_CACHE_SIZE` entries) and on disk under
-  ``$AFFINE_IR_CACHE`` (or ``~/.cache/affine-ir``, as the CPU backend), keyed by the sha256 of the
+- Images are cached in memory (bounded LRU, :data:`MEMORY_CACHE_SIZE` entries) and on disk in
+  :mod:`runtime.cache`'s directory (``$AFFINE_IR_CACHE``, else the user cache dir; bounded in
+  size, least recently used entries evicted; shared with the CPU backend), keyed by the sha256 of the
   source, the options, the NVRTC version, the arch, the output kind and the file name.
 """
 
@@ -22,13 +23,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cache
+from .cuda_python import CUDA_EXTRA, import_cuda
 from .errors import CompileError, numbered
 
 #: Entries of the in-memory image cache (least recently used ones are dropped).
@@ -70,9 +71,7 @@ class CudaImage:
 # -- NVRTC facts -------------------------------------------------------------------------------------
 
 def _nvrtc():
-    from cuda.bindings import nvrtc
-
-    return nvrtc
+    return import_cuda("cuda.bindings.nvrtc")
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,8 +79,11 @@ def nvrtc_version() -> tuple[int, int]:
     """(major, minor) of the loaded NVRTC library, e.g. ``(13, 0)``."""
     try:
         err, major, minor = _nvrtc().nvrtcVersion()
+    except CompileError:
+        raise
     except Exception as e:  # the library is missing (cuda.pathfinder's DynamicLibNotFoundError) or broken
-        raise CompileError(f"NVRTC is not usable: {e} (install nvidia-cuda-nvrtc matching the driver)") from None
+        raise CompileError(f"NVRTC is not usable: {e} (install nvidia-cuda-nvrtc matching the driver; "
+                           f"{CUDA_EXTRA} installs the tested one)") from None
     _check(err, "nvrtcVersion")
     return int(major), int(minor)
 
@@ -90,8 +92,7 @@ def nvrtc_version() -> tuple[int, int]:
 def include_dirs() -> list[str]:
     """The directories passed with ``-I``: the CUDA runtime headers (``cuda_fp16.h``, ``cuda_bf16.h``,
     ``mma.h``, ``crt/``). Raises :class:`CompileError` when the headers are not installed."""
-    from cuda import pathfinder
-
+    pathfinder = import_cuda("cuda.pathfinder")
     dirs: list[str] = []
     for lib in ("cudart", "nvrtc"):
         try:
@@ -180,12 +181,12 @@ def cache_key(source: str, options: Sequence[str], arch: str, kind: str, name: s
 
 
 def cache_dir() -> Path:
-    """``$AFFINE_IR_CACHE`` or ``~/.cache/affine-ir`` (the CPU backend's directory)."""
-    env = os.environ.get("AFFINE_IR_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "affine-ir"
+    """The disk cache's directory, shared with the CPU backend (:func:`runtime.cache.cache_dir`:
+    ``$AFFINE_IR_CACHE``, else the user cache dir)."""
+    return cache.cache_dir()
 
 
-_memory: OrderedDict[str, CudaImage] = OrderedDict()
+_memory: cache.LRUCache[str, CudaImage] = cache.LRUCache(lambda: MEMORY_CACHE_SIZE)
 _lock = threading.Lock()
 _stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
 
@@ -198,43 +199,26 @@ def cache_info() -> dict[str, int]:
 
 def clear_memory_cache() -> None:
     """Drop the in-memory cache (the disk cache stays)."""
-    with _lock:
-        _memory.clear()
-
-
-def _remember(key: str, image: CudaImage) -> None:
-    with _lock:
-        _memory[key] = image
-        _memory.move_to_end(key)
-        while len(_memory) > max(0, MEMORY_CACHE_SIZE):
-            _memory.popitem(last=False)
+    _memory.clear()
 
 
 def _disk_load(key: str, source: str) -> CudaImage | None:
-    d = cache_dir()
     try:
-        meta = json.loads((d / f"{key}.nvrtc.json").read_text())
-        image = (d / f"{key}.{meta['kind']}").read_bytes()
-        return CudaImage(image, meta["kind"], meta["arch"], tuple(meta["options"]), meta["log"], source,
+        meta = json.loads((cache_dir() / f"{key}.nvrtc.json").read_text())
+        data = cache.read_entry(key, (f".{meta['kind']}", ".nvrtc.json"))
+        if data is None:
+            return None
+        return CudaImage(data[0], meta["kind"], meta["arch"], tuple(meta["options"]), meta["log"], source,
                          meta.get("name", "kernel.cu"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _disk_store(key: str, img: CudaImage) -> None:
-    """Atomic (temporary file + rename; the metadata last, it marks completeness); failures are
-    ignored: the cache is an optimization."""
-    d = cache_dir()
+    """Atomic (the metadata last, it marks completeness), then bounded by evicting least recently
+    used entries; failures are ignored: the cache is an optimization."""
     meta = {"kind": img.kind, "arch": img.arch, "options": list(img.options), "log": img.log, "name": img.name}
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        for path, data in ((d / f"{key}.{img.kind}", img.image), (d / f"{key}.nvrtc.json", json.dumps(meta).encode())):
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-    except OSError:
-        pass
+    cache.write_entry(key, ((f".{img.kind}", img.image), (".nvrtc.json", json.dumps(meta).encode())))
 
 
 # -- compiling ---------------------------------------------------------------------------------------
@@ -249,23 +233,22 @@ def compile_cuda(source: str, arch: str = "sm_90", *, ptx: bool = False, options
     opts = nvrtc_options(arch_flag, tuple(str(o) for o in options))
     key = cache_key(source, opts, arch_flag, kind, name)
     if cache:
-        with _lock:
-            hit = _memory.get(key)
-            if hit is not None:
-                _memory.move_to_end(key)
+        hit = _memory.get(key)
+        if hit is not None:
+            with _lock:
                 _stats["memory_hits"] += 1
-                return hit
+            return hit
         hit = _disk_load(key, source)
         if hit is not None:
             with _lock:
                 _stats["disk_hits"] += 1
-            _remember(key, hit)
+            _memory.put(key, hit)
             return hit
     img = _run_nvrtc(source, arch_flag, kind, opts, name)
     with _lock:
         _stats["compiles"] += 1
     if cache:
-        _remember(key, img)
+        _memory.put(key, img)
         _disk_store(key, img)
     return img
 

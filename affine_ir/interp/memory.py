@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from ..errors import InterpretError
+from ..floats import is_bfloat16_scalar
 from ..types import IntegerType, MemRefType, Type, VectorType
 from . import semantics as S
 from .semantics import OutOfBounds, ScalarInfo, Trap, scalar_info
@@ -206,8 +206,7 @@ def write_back(buffers: list) -> None:
 
 
 def _is_float_scalar(value) -> bool:
-    return isinstance(value, (float, np.floating)) or (
-        isinstance(value, np.generic) and value.dtype == np.dtype(ml_dtypes.bfloat16))
+    return isinstance(value, (float, np.floating)) or is_bfloat16_scalar(value)
 
 
 def scalar_arg(value, t: Type, k: int, name: str):

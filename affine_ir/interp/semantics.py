@@ -13,19 +13,21 @@ Representation of values while interpreting (see ``affine_ir.interpreter`` for t
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 
 from ..floats import (  # noqa: F401  (re-exported for the translator)
     FORMATS,
     ROUNDERS,
+    bfloat16_dtype,
     float_bits,
     float_from_bits,
+    numpy_float_dtype,
     round_bf16,
     round_f16,
     round_f32,
@@ -96,16 +98,20 @@ class ScalarInfo:
 _INT_FORMATS = {1: ("?", np.bool_), 8: ("b", np.int8), 16: ("h", np.int16), 32: ("i", np.int32), 64: ("q", np.int64)}
 _FLOATS = {
     "f16": ScalarInfo("f16", True, 16, np.dtype(np.float16), "H"),
-    "bf16": ScalarInfo("bf16", True, 16, np.dtype(ml_dtypes.bfloat16), "H"),
     "f32": ScalarInfo("f32", True, 32, np.dtype(np.float32), "f"),
     "f64": ScalarInfo("f64", True, 64, np.dtype(np.float64), "d"),
 }
 
 
+@functools.lru_cache(maxsize=1)
+def _bf16_info() -> ScalarInfo:
+    return ScalarInfo("bf16", True, 16, bfloat16_dtype(), "H")  # imports ml_dtypes: only when bf16 is used
+
+
 def scalar_info(t: Type) -> ScalarInfo:
     """The :class:`ScalarInfo` of a scalar IR type; TypeError for other types."""
     if isinstance(t, FloatType):
-        return _FLOATS[t.name]
+        return _bf16_info() if t.name == "bf16" else _FLOATS[t.name]
     if isinstance(t, IndexType):
         return ScalarInfo("index", False, 64, np.dtype(np.int64), "q")
     if isinstance(t, IntegerType):
@@ -372,7 +378,7 @@ def bits_table(fmt: str) -> list:
     """``table[bits]`` is the Python float of the 16-bit pattern ``bits`` of ``fmt``."""
     t = _TABLES.get(fmt)
     if t is None:
-        dt = np.float16 if fmt == "f16" else ml_dtypes.bfloat16
+        dt = numpy_float_dtype(fmt)
         with np.errstate(all="ignore"):
             t = _TABLES[fmt] = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt).astype(
                 np.float64).tolist()

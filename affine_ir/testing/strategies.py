@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..dialects.builtin import ModuleOp
+from ..floats import bfloat16_dtype
 from ..types import FloatType, IndexType, IntegerType, MemRefType, Type
 from .build import build_module
 from .checks import kernel_function
@@ -54,9 +55,7 @@ _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.boo
 def numpy_dtype(t: Type) -> np.dtype:
     """The numpy dtype holding elements of type ``t``."""
     if str(t) == "bf16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
+        return bfloat16_dtype()
     if str(t) not in _DTYPES:
         raise ValueError(f"no numpy dtype for {t}")
     return np.dtype(_DTYPES[str(t)])
