@@ -25,13 +25,22 @@ class ParserBase:
         self.aliases: dict[str, object] = {}
         # Each scope: (names -> values, isolated?)
         self.scopes: list[tuple[dict[str, list[Value]], bool]] = [({}, True)]
-        # Entry blocks of regions being parsed that are affine scopes (function bodies):
-        # their values are valid symbols before the enclosing op exists.
-        self.scope_blocks: set[int] = set()
+        # Steps that need the finished module (its ops linked to their parents), in order.
+        self.finishers: list[Callable[[], None]] = []
         # How each value was last written as an operand (``%x``, ``%r#1``), for messages.
         self.spellings: dict[int, str] = {}
         # Current nesting of regions, parentheses, arrays and function types (see ``enter``).
         self.depth = 0
+
+    def after_module(self, step: Callable[[], None]) -> None:
+        """Run ``step`` once the whole module is parsed (``finish_module``)."""
+        self.finishers.append(step)
+
+    def finish_module(self) -> None:
+        """Run the steps deferred by ``after_module``, in order."""
+        for step in self.finishers:
+            step()
+        self.finishers.clear()
 
     # -- tokens -----------------------------------------------------------------
     def peek(self) -> Token:
