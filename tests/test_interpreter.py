@@ -70,6 +70,29 @@ def test_integer_ops_wrap_to_their_width():
     assert binop("arith.addi", "i8", 255, 0) == -1  # unsigned spelling of an argument is accepted
 
 
+@pytest.mark.parametrize("op", ["affine.apply", "affine.min", "affine.max"])
+def test_index_from_affine_maps_wraps_to_64_bits_as_the_backends(op):
+    # 3 * 2**62 overflows int64: the CPU build gives -2**62; the interpreter used to fail at the
+    # store with Python's "memoryview: invalid value for format 'q'".
+    results = "d0 * 4611686018427387904" if op == "affine.apply" else "d0 * 4611686018427387904, -5"
+    m = air.parse(f"""
+func.func @iov(%S: memref<2xi64>, %n: index) {{
+  %a = {op} affine_map<(d0) -> ({results})>(%n)
+  %ai = arith.index_cast %a : index to i64
+  affine.store %ai, %S[0] : memref<2xi64>
+  %c3 = arith.constant 3 : index
+  %b = {op} affine_map<(d0) -> ({results})>(%c3)
+  %bi = arith.index_cast %b : index to i64
+  affine.store %bi, %S[1] : memref<2xi64>
+  return
+}}""")
+    S = np.zeros(2, np.int64)
+    air.interpret(m, S, 3)
+    wrapped = S.dtype.type(-(2**62))
+    expected = {"affine.apply": wrapped, "affine.min": min(wrapped, -5), "affine.max": max(wrapped, -5)}[op]
+    assert list(S) == [expected, expected]
+
+
 def test_divsi_floordivsi_ceildivsi_with_negative_operands():
     for (a, b), (d, f, c) in {(-7, 2): (-3, -4, -3), (7, -2): (-3, -4, -3), (-7, -2): (3, 3, 4),
                               (7, 2): (3, 3, 4), (-6, 3): (-2, -2, -2)}.items():

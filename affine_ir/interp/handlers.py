@@ -16,7 +16,7 @@ from . import semantics as S
 from .memory import from_list
 from .ops import TEMPLATES, reduction_identity
 from .semantics import ScalarInfo, scalar_info
-from .translate import FunctionTranslator, float_literal, int_literal, py_affine, range_max, range_min
+from .translate import FunctionTranslator, float_literal, index_expr, int_literal, py_affine, range_max, range_min
 
 
 def _constant(tr: FunctionTranslator, op) -> None:
@@ -174,8 +174,9 @@ def _apply(tr: FunctionTranslator, op) -> None:
         tr.set_index(op.results[0], exprs[0], names, ranges)
         return
     fn = "min" if op.name == "affine.min" else "max"
-    tr.assign(op.results[0], _combine(fn, [py_affine(e, names) for e in exprs]))
-    rs = [e.bounds(ranges) for e in exprs]
+    parts = [index_expr(e, names, ranges) for e in exprs]
+    tr.assign(op.results[0], _combine(fn, [expr for expr, _ in parts]))
+    rs = [r for _, r in parts]
     tr.ranges[op.results[0]] = range_min(rs) if fn == "min" else range_max(rs)
 
 

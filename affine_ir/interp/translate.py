@@ -22,9 +22,9 @@ from ..core import Block, Operation, Value
 from ..errors import InterpretError, Location
 from ..names import unique_name
 from ..printer import Printer
-from ..types import MemRefType, VectorType, element_type_of
+from ..types import MemRefType, VectorType, element_type_of, index
 from . import semantics as S
-from .ops import TEMPLATES
+from .ops import TEMPLATES, wrap_expr
 from .semantics import ScalarInfo, scalar_info
 
 
@@ -82,6 +82,15 @@ def py_affine(e: AffineExpr, names: list[str]) -> str:
     if k:
         out.append(f" + {k}" if k > 0 else f" - {-k}")
     return "".join(out)
+
+
+def index_expr(e: AffineExpr, names: list[str], ranges) -> tuple[str, tuple]:
+    """The Python expression of the ``index`` value ``e`` and its range: wrapped to 64 bits, as
+    the backends compute it, unless the range of ``e`` proves that it fits."""
+    lo, hi = e.bounds(ranges)
+    if lo is not None and hi is not None and -(1 << 63) <= lo and hi < (1 << 63):
+        return py_affine(e, names), (lo, hi)
+    return wrap_expr(py_affine(e, names), scalar_info(index)), (None, None)
 
 
 def _known(x):
@@ -336,11 +345,11 @@ class FunctionTranslator:
     def set_index(self, v: Value, e: AffineExpr, names, ranges) -> None:
         """Define the index value ``v`` as ``e``."""
         if e.is_constant:
-            c = e.constant_term
+            c = S.wrap(e.constant_term, scalar_info(v.type).width)
             self.exprs[v], self.consts[v], self.ranges[v] = int_literal(c), c, (c, c)
             return
-        self.assign(v, py_affine(e, names))
-        self.ranges[v] = e.bounds(ranges)
+        expr, self.ranges[v] = index_expr(e, names, ranges)
+        self.assign(v, expr)
 
     # -- memory access ----------------------------------------------------------------
     def element_index(self, mem: MemInfo, exprs: list[AffineExpr], names, ranges) -> str:
