@@ -316,12 +316,17 @@ class FunctionTranslator:
         if op.name == "arith.select":
             self.assign(res, f"_M.vselect({args[0]}, {args[1]}, {args[2]})")
             return
+        self.assign(res, self.vector_map(template, op, args, src, dst))
+
+    def vector_map(self, template, op: Operation, args: list[str], src: ScalarInfo, dst: ScalarInfo) -> str:
+        """The expression applying the scalar ``template`` (see ``ops.TEMPLATES``) elementwise to
+        the vectors ``args``, each result rounded to ``dst``."""
         params = [f"x{i}" for i in range(len(args))]
         expr, rounds = template(params, op, src, dst)
         if rounds and dst.is_float and dst.name != "f64":
             expr = f"_S.round_{dst.name}({expr})"
         dt = self.glob(dst.np_dtype, f"DT_{dst.name}")
-        self.assign(res, f"_M.vmap(lambda {', '.join(params)}: {expr}, {dt}, {', '.join(args)})")
+        return f"_M.vmap(lambda {', '.join(params)}: {expr}, {dt}, {', '.join(args)})"
 
     # -- affine maps ----------------------------------------------------------------
     def lower_map(self, m: AffineMap, operands) -> tuple[list[AffineExpr], list[str], list]:
