@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .bigint import decimal_to_int, describe_int
 from .core import Value
 from .errors import Location, ParseError
 from .lexer import Lexer, Token
@@ -118,13 +119,13 @@ class ParserBase:
         tok = self.peek()
         if tok.kind == "int" or (tok.kind == "hex" and not neg):
             self.next()
-            value = int(tok.text, 0) if tok.kind == "hex" else int(tok.text)
+            value = int(tok.text, 0) if tok.kind == "hex" else decimal_to_int(tok.text)
             return self.check_int64(-value if neg else value, loc)
         raise self.error(f"expected {what}, found {_describe(tok)}")
 
     def check_int64(self, value: int, loc: Location) -> int:
         if not -(1 << 63) <= value < (1 << 63):
-            raise self.error(f"integer {value} does not fit in 64 bits", loc)
+            raise self.error(f"integer {describe_int(value)} does not fit in 64 bits", loc)
         return value
 
     def parse_symbol_name(self, what: str = "symbol name (@name)") -> str:

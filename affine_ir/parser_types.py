@@ -18,6 +18,7 @@ from .attributes import (
     float_from_bits,
     round_float,
 )
+from .bigint import decimal_to_int, describe_int
 from .core import Operation, Value
 from .errors import Location
 from .lexer import Token
@@ -225,11 +226,11 @@ class TypeAttrParser(ParserBase):
             raise self.error(f"a number needs an integer, index or float type, found {t}", loc)
         if tok.kind == "float":
             raise self.error(f"floating point literal for integer type {t}", loc)
-        value = int(tok.text, 16) if tok.kind == "hex" else int(tok.text)
+        value = int(tok.text, 16) if tok.kind == "hex" else decimal_to_int(tok.text)
         value = -value if neg else value
         width = t.width if isinstance(t, IntegerType) else 64
         if not -(1 << (width - 1)) <= value < (1 << width):
-            raise self.error(f"integer constant {value} out of range for {t}", loc)
+            raise self.error(f"integer constant {describe_int(value)} out of range for {t}", loc)
         if t == i1:
             return IntegerAttr(value & 1, t)
         if value >= 1 << (width - 1):

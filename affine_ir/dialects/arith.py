@@ -51,7 +51,8 @@ class ConstantOp(Operation):
         if t == i1:
             return "true" if a.value else "false"
         if isinstance(t, IntegerType):
-            return f"c{a.value}_{t}".replace("-", "_")
+            # A value beyond 64 bits gets a short name (MLIR would spell out all its digits).
+            return f"c{a.value}_{t}".replace("-", "_") if abs(a.value) < 1 << 64 else f"c_{t}"
         return "cst"
 
     def print_(self, p) -> None:
@@ -60,7 +61,7 @@ class ConstantOp(Operation):
         if self.result.type == i1:
             p.write(f"{head} {'true' if a.value else 'false'}")
         elif isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType):
-            p.write(f"{head} {a.value} : {a.type}")
+            p.write(f"{head} {a}")
         else:
             p.write(f"{head} {a}")
 

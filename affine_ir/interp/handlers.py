@@ -14,9 +14,9 @@ from ..types import MemRefType, VectorType, element_type_of
 from . import gpu
 from . import semantics as S
 from .memory import from_list
-from .ops import TEMPLATES, reduction_identity
+from .ops import TEMPLATES, int_literal, reduction_identity
 from .semantics import ScalarInfo, scalar_info
-from .translate import FunctionTranslator, float_literal, index_expr, int_literal, py_affine, range_max, range_min
+from .translate import FunctionTranslator, float_literal, index_expr, py_affine, range_max, range_min
 
 
 def _constant(tr: FunctionTranslator, op) -> None:

@@ -24,7 +24,7 @@ from ..names import unique_name
 from ..printer import Printer
 from ..types import MemRefType, VectorType, element_type_of, index
 from . import semantics as S
-from .ops import TEMPLATES, wrap_expr
+from .ops import TEMPLATES, int_literal, wrap_expr
 from .semantics import ScalarInfo, scalar_info
 
 
@@ -117,10 +117,6 @@ def float_literal(x: float) -> str:
         return "_INF" if x > 0 else "(-_INF)"
     text = repr(float(x))
     return f"({text})" if text.startswith("-") else text
-
-
-def int_literal(x: int) -> str:
-    return str(x) if x >= 0 else f"({x})"
 
 
 class FunctionTranslator:
