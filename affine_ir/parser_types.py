@@ -24,6 +24,7 @@ from .errors import Location
 from .lexer import Token
 from .parser_base import ParserBase, describe_token
 from .types import (
+    INT64_MAX,
     FloatType,
     FunctionType,
     GPUAddressSpace,
@@ -37,6 +38,7 @@ from .types import (
     i64,
     memref,
     scalar,
+    shaped_type_size_problem,
     vector,
 )
 
@@ -106,8 +108,12 @@ class TypeAttrParser(ParserBase):
         return [self.parse_type()]
 
     def _parse_shape(self) -> tuple[int | None, ...]:
+        loc = self.loc()
         m = self.lex.match_raw(_SHAPE)
-        return tuple(None if d == "?" else int(d) for d in _DIM.findall(m.group(0)))
+        shape = tuple(None if d == "?" else decimal_to_int(d) for d in _DIM.findall(m.group(0)))
+        if any(d is not None and d > INT64_MAX for d in shape):
+            raise self.error("invalid dimension: each dimension must fit in 64 bits (at most 2**63 - 1)", loc)
+        return shape
 
     def _parse_shaped_type(self) -> Type:
         kind = self.next().text
@@ -132,7 +138,11 @@ class TypeAttrParser(ParserBase):
         if self.accept(","):
             space = self._parse_memory_space()
         self.expect(">")
-        return memref(shape, elem, space)
+        t = memref(shape, elem, space)
+        problem = shaped_type_size_problem(t)
+        if problem is not None:
+            raise self.error(problem, start)
+        return t
 
     def _parse_memory_space(self):
         tok = self.peek()
