@@ -79,3 +79,10 @@ def test_out_of_range_wide_constant_is_a_located_error():
         air.parse(PROGRAM.replace(": i30000\n  %b", ": i100\n  %b", 1), "w.mlir")
     assert "integer constant <a 25267-bit integer> out of range for i100" in info.value.formatted()
     assert "w.mlir:2:" in info.value.formatted()
+
+
+def test_huge_python_int_argument_is_a_clear_error():
+    m = air.parse("func.func @f(%n: i32) -> i32 {\n  return %n : i32\n}")
+    with pytest.raises(air.InterpretError) as info:
+        air.interpret(m, 10**5000)
+    assert "argument #0 (%n): <a 16610-bit integer> does not fit in i32" in info.value.message
