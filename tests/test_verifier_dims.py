@@ -110,3 +110,18 @@ def test_bare_outer_iv_bound_reads_as_a_dim_and_prints_as_mlir_accepts():
     text = str(m)
     assert "to #map(%" in text or "to affine_map<(d0) -> (d0)>(%" in text, text
     assert str(air.parse(text)) == text
+
+
+def test_long_chains_of_index_ops_do_not_exhaust_the_recursion_limit():
+    # A symbol chain of 3000 arith.addi inside a loop, and a dim chain of 3000 affine.apply.
+    n = 3000
+    lines = ["    %a0 = arith.addi %n, %n : index", "    %w0 = affine.apply affine_map<(d0) -> (d0)>(%i)"]
+    lines += [f"    %a{k} = arith.addi %a{k - 1}, %n : index" for k in range(1, n)]
+    lines += [f"    %w{k} = affine.apply affine_map<(d0) -> (d0 + 1)>(%w{k - 1})" for k in range(1, n)]
+    lines += [f"    affine.for %j = 0 to %a{n - 1} {{\n    }}", f"    %v = affine.load %A[%w{n - 1}] : memref<10xf32>"]
+    m = air.parse(_func(_loop("\n".join(lines))))
+    assert f"to %a{n - 1} {{" in str(m)
+    bad = "\n".join(lines).replace("%a0 = arith.addi %n, %n", "%a0 = arith.addi %i, %n")
+    with pytest.raises(air.VerifyError) as info:
+        air.parse(_func(_loop(bad)))
+    assert "'affine.for' op " + DIM in info.value.message

@@ -78,53 +78,117 @@ def is_valid_dim(v: Value, scope: Region | None | EllipsisType = ...) -> bool:
     return _valid_dim(v, scope, {})
 
 
+# The rules below are evaluated bottom-up over (value, scope, "dim" | "symbol") nodes with an
+# explicit stack, so a long chain of index ops (after full unrolling) cannot exhaust Python's
+# recursion limit. Each rule reads the verdicts of its dependencies from ``memo`` (a missing
+# one, only possible on a cycle in broken IR, reads as False).
+_DIM, _SYMBOL = "dim", "symbol"
+
+
 def _valid_dim(v: Value, scope: Region | None, memo: dict) -> bool:
+    return _solve((v, scope, _DIM), memo)
+
+
+def _valid_symbol(v: Value, scope: Region | None, memo: dict) -> bool:
+    return _solve((v, scope, _SYMBOL), memo)
+
+
+def _solve(node: tuple, memo: dict) -> bool:
+    if node in memo:
+        return memo[node]
+    stack, expanded = [(node, False)], set()
+    while stack:
+        current, ready = stack.pop()
+        if current in memo:
+            continue
+        if ready:
+            memo[current] = (_dim_rule if current[2] == _DIM else _symbol_rule)(current[0], current[1], memo)
+        elif current not in expanded:
+            expanded.add(current)
+            stack.append((current, True))
+            stack.extend((d, False) for d in _dependencies(*current) if d not in memo)
+    return memo[node]
+
+
+def _dependencies(v: Value, scope: Region | None, kind: str) -> list[tuple]:
+    """The nodes whose verdicts the rule for ``(v, scope, kind)`` may read."""
+    from .affine_apply import AffineApplyOp
+    from .arith import ConstantOp
+    from .memref import AllocOp, DimOp
+
+    owner = v.owner
+    if v.type != index:
+        return []
+    if kind == _DIM:
+        deps = [(v, scope, _SYMBOL)]
+        if isinstance(owner, AffineApplyOp):
+            deps += [(o, scope, _DIM) for o in owner.operands]
+        return deps
+    if _is_top_level_in(v, scope) or isinstance(owner, ConstantOp):
+        return []
+    deps = []
+    if not isinstance(owner, Block):
+        if owner.is_speculatable():
+            deps += [(o, scope, _SYMBOL) for o in owner.operands]
+        if isinstance(owner, DimOp) and isinstance(owner.operands[0].owner, AllocOp):
+            deps += [(o, scope, _SYMBOL) for o in owner.operands[0].owner.operands]
+    outer = _outer_scope(scope)
+    if outer is not None:
+        deps.append((v, outer, _SYMBOL))
+    return deps
+
+
+def _is_top_level_in(v: Value, scope: Region | None) -> bool:
+    """Whether ``v`` is an argument of, or defined directly in, the region ``scope``."""
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    return scope is not None and block is not None and block.parent is scope
+
+
+def _outer_scope(scope: Region | None) -> Region | None:
+    """Where the op holding ``scope`` stands, when that op is not isolated from above
+    (``gpu.launch``): values valid as symbols there are valid inside too."""
+    scope_op = None if scope is None else scope.parent
+    if scope_op is not None and not scope_op.isolated_from_above and scope_op.parent is not None:
+        return scope_op.parent.parent
+    return None
+
+
+def _dim_rule(v: Value, scope: Region | None, memo: dict) -> bool:
     from .affine_apply import AffineApplyOp
     from .memref import DimOp
 
     if v.type != index:
         return False
-    if _valid_symbol(v, scope, memo):
+    if memo.get((v, scope, _SYMBOL), False):
         return True
     owner = v.owner
     if isinstance(owner, Block):
         return is_affine_induction_var(v)
     if isinstance(owner, AffineApplyOp):
-        return all(_valid_dim(o, scope, memo) for o in owner.operands)
+        return all(memo.get((o, scope, _DIM), False) for o in owner.operands)
     if isinstance(owner, DimOp):
         return is_top_level_value(owner.operands[0])
     return False
 
 
-def _valid_symbol(v: Value, scope: Region | None, memo: dict) -> bool:
-    key = (v, scope)
-    if key not in memo:
-        memo[key] = False  # a cycle (only in broken IR) is not a symbol
-        memo[key] = _valid_symbol_uncached(v, scope, memo)
-    return memo[key]
-
-
-def _valid_symbol_uncached(v: Value, scope: Region | None, memo: dict) -> bool:
+def _symbol_rule(v: Value, scope: Region | None, memo: dict) -> bool:
     from .arith import ConstantOp
     from .memref import DimOp
 
     if v.type != index:
         return False
     owner = v.owner
-    if scope is not None and (owner if isinstance(owner, Block) else owner.parent) in scope.blocks:
+    if _is_top_level_in(v, scope):
         return True
     if not isinstance(owner, Block):
         if isinstance(owner, ConstantOp):
             return True
-        if owner.is_speculatable() and all(_valid_symbol(o, scope, memo) for o in owner.operands):
+        if owner.is_speculatable() and all(memo.get((o, scope, _SYMBOL), False) for o in owner.operands):
             return True
         if isinstance(owner, DimOp):
             return _is_dim_op_valid_symbol(owner, scope, memo)
-    # A value that is a valid symbol where a non-isolated scope op (gpu.launch) stands.
-    scope_op = None if scope is None else scope.parent
-    if scope_op is not None and not scope_op.isolated_from_above and scope_op.parent is not None:
-        return _valid_symbol(v, scope_op.parent.parent, memo)
-    return False
+    outer = _outer_scope(scope)
+    return outer is not None and memo.get((v, outer, _SYMBOL), False)
 
 
 def _is_dim_op_valid_symbol(dim: Operation, scope: Region | None, memo: dict) -> bool:
@@ -143,7 +207,7 @@ def _is_dim_op_valid_symbol(dim: Operation, scope: Region | None, memo: dict) ->
     if shape[position] is not None:
         return True
     dynamic = sum(d is None for d in shape[:position])
-    return _valid_symbol(memref.owner.operands[dynamic], scope, memo)
+    return memo.get((memref.owner.operands[dynamic], scope, _SYMBOL), False)
 
 
 def constant_index_value(v: Value) -> int | None:
