@@ -408,3 +408,22 @@ def test_cached_rewrites_are_not_reused_over_erased_values():
     loop.erase()
     ctx.cached(key, compute)
     assert len(calls) == 2  # recomputed: the IV's loop is gone
+
+
+def test_single_iteration_loop_with_a_max_lower_bound_over_ivs_is_not_promoted():
+    # Promoting it would make the IV an affine.max of %i, which MLIR's rules make no valid dim
+    # for the load and store (fusion's slices hit this: the fused IR did not verify).
+    from transforms.canonicalize_loops import promote_if_single_iteration
+
+    m = air.parse("""func.func @f(%A: memref<8xf32>) {
+  affine.for %i = 2 to 4 {
+    affine.for %j = max affine_map<(d0) -> (d0 - 2, 0)>(%i) to min affine_map<(d0) -> (d0 - 1, 4)>(%i) {
+      %v = affine.load %A[%j] : memref<8xf32>
+      affine.store %v, %A[%j + 1] : memref<8xf32>
+    }
+  }
+  return
+}""")
+    inner = [op for op in m.walk() if op.name == "affine.for"][1]
+    assert not promote_if_single_iteration(inner)
+    air.verify(m)
