@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from . import floats
+from .bigint import int_to_decimal
 from .types import FloatType, Type, i1, index
 
 
@@ -22,7 +23,7 @@ class IntegerAttr:
     type: Type = index
 
     def __str__(self) -> str:
-        return f"{self.value} : {self.type}"
+        return f"{int_to_decimal(self.value)} : {self.type}"
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def format_scalar(v, type_: Type) -> str:
         return format_float(float(v), type_)
     if type_ == i1:
         return "true" if v else "false"
-    return str(int(v))
+    return int_to_decimal(int(v))
 
 
 def attr_str(a) -> str:

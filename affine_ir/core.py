@@ -113,6 +113,8 @@ class Operation:
     is_terminator: ClassVar[bool] = False
     # Reads/writes nothing and can be erased when its results are unused.
     is_pure: ClassVar[bool] = False
+    # Values at the top of its regions are valid affine symbols in them (MLIR's AffineScope trait).
+    affine_scope: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -293,6 +295,11 @@ class Operation:
     # -- hooks --------------------------------------------------------------------
     def verify_(self) -> None:
         """Op-specific invariants; raise :class:`VerifyError` via ``self.error``."""
+
+    def is_speculatable(self) -> bool:
+        """Whether the op is pure and may run even where its result is not needed (MLIR's
+        ``isPure``); ops that can fault on some operands (integer division) override it."""
+        return self.is_pure
 
     def error(self, message: str) -> VerifyError:
         """A VerifyError naming this op and its location."""

@@ -48,7 +48,10 @@ Values
   done directly from float64 (never through f32). Constants are rounded to their type.
 - Integers of width ``w`` (``index``: 64) are Python ints holding the signed reading of
   the bits, so every op wraps in two's complement; ``i1`` true is -1 (``extui`` gives 1,
-  ``extsi``/``sitofp`` give -1 as in MLIR). Affine maps are evaluated on Python ints.
+  ``extsi``/``sitofp`` give -1 as in MLIR). Affine maps are evaluated on Python ints and
+  the ``index`` results of ``affine.apply/min/max`` wrap to 64 bits like every index op, as
+  the CPU and CUDA backends compute them (``3 * 2**62`` is ``-2**62``). A subscript expression is evaluated exactly,
+  so one that leaves the memref is an out-of-bounds error.
 - Vectors are numpy arrays of the element dtype; elementwise ops apply the scalar
   semantics to each element.
 

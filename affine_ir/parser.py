@@ -7,7 +7,7 @@ their own custom syntax through the helper methods of :class:`Parser`.
 
 from __future__ import annotations
 
-from .core import OP_REGISTRY, Block, Operation, Region, Value
+from .core import OP_REGISTRY, Block, Operation, Region
 from .errors import ParseError
 from .lexer import Token
 from .parser_affine import AffineParser, SSAMapBuilder
@@ -37,22 +37,13 @@ class Parser(AffineParser):
         self.generic_ops: list[Operation] = []
 
     # -- regions and ops ------------------------------------------------------------
-    def is_valid_symbol(self, v: Value) -> bool:
-        """Whether ``v`` may be used as an affine symbol (see ``dialects.affine.is_valid_symbol``)."""
-        from .dialects.affine import is_valid_symbol
-
-        return is_valid_symbol(v, self.scope_blocks)
-
-    def parse_region(self, args: list[tuple[Token, Type]] = (), isolated: bool = False,
-                     affine_scope: bool | None = None) -> Region:
+    def parse_region(self, args: list[tuple[Token, Type]] = (), isolated: bool = False) -> Region:
         """``{ ops }``; ``args`` are the entry block arguments the op syntax already named."""
         open_loc = self.loc()
         self.enter("regions")
         self.expect("{")
         self.push_scope(isolated)
         block = Block()
-        if isolated if affine_scope is None else affine_scope:
-            self.scope_blocks.add(id(block))
         for tok, t in args:
             self.define(tok, block.add_argument(t))
         if self.peek().kind == "block":
@@ -164,6 +155,7 @@ class Parser(AffineParser):
                 module = self._wrap([module])
         else:
             module = self._wrap([])
+        self.finish_module()
         check_generic_ops(self)
         return module
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .bigint import decimal_to_int, describe_int
 from .core import Value
 from .errors import Location, ParseError
 from .lexer import Lexer, Token
@@ -25,13 +26,22 @@ class ParserBase:
         self.aliases: dict[str, object] = {}
         # Each scope: (names -> values, isolated?)
         self.scopes: list[tuple[dict[str, list[Value]], bool]] = [({}, True)]
-        # Entry blocks of regions being parsed that are affine scopes (function bodies):
-        # their values are valid symbols before the enclosing op exists.
-        self.scope_blocks: set[int] = set()
+        # Steps that need the finished module (its ops linked to their parents), in order.
+        self.finishers: list[Callable[[], None]] = []
         # How each value was last written as an operand (``%x``, ``%r#1``), for messages.
         self.spellings: dict[int, str] = {}
         # Current nesting of regions, parentheses, arrays and function types (see ``enter``).
         self.depth = 0
+
+    def after_module(self, step: Callable[[], None]) -> None:
+        """Run ``step`` once the whole module is parsed (``finish_module``)."""
+        self.finishers.append(step)
+
+    def finish_module(self) -> None:
+        """Run the steps deferred by ``after_module``, in order."""
+        for step in self.finishers:
+            step()
+        self.finishers.clear()
 
     # -- tokens -----------------------------------------------------------------
     def peek(self) -> Token:
@@ -109,13 +119,13 @@ class ParserBase:
         tok = self.peek()
         if tok.kind == "int" or (tok.kind == "hex" and not neg):
             self.next()
-            value = int(tok.text, 0) if tok.kind == "hex" else int(tok.text)
+            value = int(tok.text, 0) if tok.kind == "hex" else decimal_to_int(tok.text)
             return self.check_int64(-value if neg else value, loc)
         raise self.error(f"expected {what}, found {_describe(tok)}")
 
     def check_int64(self, value: int, loc: Location) -> int:
         if not -(1 << 63) <= value < (1 << 63):
-            raise self.error(f"integer {value} does not fit in 64 bits", loc)
+            raise self.error(f"integer {describe_int(value)} does not fit in 64 bits", loc)
         return value
 
     def parse_symbol_name(self, what: str = "symbol name (@name)") -> str:

@@ -18,11 +18,13 @@ from .attributes import (
     float_from_bits,
     round_float,
 )
+from .bigint import decimal_to_int, describe_int
 from .core import Operation, Value
 from .errors import Location
 from .lexer import Token
 from .parser_base import ParserBase, describe_token
 from .types import (
+    INT64_MAX,
     FloatType,
     FunctionType,
     GPUAddressSpace,
@@ -36,6 +38,7 @@ from .types import (
     i64,
     memref,
     scalar,
+    shaped_type_size_problem,
     vector,
 )
 
@@ -105,8 +108,12 @@ class TypeAttrParser(ParserBase):
         return [self.parse_type()]
 
     def _parse_shape(self) -> tuple[int | None, ...]:
+        loc = self.loc()
         m = self.lex.match_raw(_SHAPE)
-        return tuple(None if d == "?" else int(d) for d in _DIM.findall(m.group(0)))
+        shape = tuple(None if d == "?" else decimal_to_int(d) for d in _DIM.findall(m.group(0)))
+        if any(d is not None and d > INT64_MAX for d in shape):
+            raise self.error("invalid dimension: each dimension must fit in 64 bits (at most 2**63 - 1)", loc)
+        return shape
 
     def _parse_shaped_type(self) -> Type:
         kind = self.next().text
@@ -131,7 +138,11 @@ class TypeAttrParser(ParserBase):
         if self.accept(","):
             space = self._parse_memory_space()
         self.expect(">")
-        return memref(shape, elem, space)
+        t = memref(shape, elem, space)
+        problem = shaped_type_size_problem(t)
+        if problem is not None:
+            raise self.error(problem, start)
+        return t
 
     def _parse_memory_space(self):
         tok = self.peek()
@@ -225,11 +236,11 @@ class TypeAttrParser(ParserBase):
             raise self.error(f"a number needs an integer, index or float type, found {t}", loc)
         if tok.kind == "float":
             raise self.error(f"floating point literal for integer type {t}", loc)
-        value = int(tok.text, 16) if tok.kind == "hex" else int(tok.text)
+        value = int(tok.text, 16) if tok.kind == "hex" else decimal_to_int(tok.text)
         value = -value if neg else value
         width = t.width if isinstance(t, IntegerType) else 64
         if not -(1 << (width - 1)) <= value < (1 << width):
-            raise self.error(f"integer constant {value} out of range for {t}", loc)
+            raise self.error(f"integer constant {describe_int(value)} out of range for {t}", loc)
         if t == i1:
             return IntegerAttr(value & 1, t)
         if value >= 1 << (width - 1):

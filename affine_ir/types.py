@@ -210,3 +210,36 @@ def is_int_or_index(t: Type) -> bool:
 def element_type_of(t: Type) -> Type:
     """The element type of a vector, or the type itself for a scalar."""
     return t.element_type if isinstance(t, VectorType) else t
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+def element_size_in_bytes(t: Type) -> int | None:
+    """Bytes per element of a memref (or of a scalar/vector type): ``ceil(bits / 8)``; index is 8;
+    None for a type without a storage size."""
+    if isinstance(t, MemRefType):
+        t = t.element_type
+    if isinstance(t, VectorType):
+        inner = element_size_in_bytes(t.element_type)
+        return None if inner is None else inner * t.num_elements
+    if isinstance(t, (IntegerType, FloatType)):
+        return (t.width + 7) // 8
+    if isinstance(t, IndexType):
+        return 8
+    return None
+
+
+def shaped_type_size_problem(t: ShapedType) -> str | None:
+    """Why ``t`` cannot exist on our 64-bit targets, or None: a dimension beyond int64 (MLIR's
+    "invalid dimension"), or static dimensions whose total size in bytes overflows int64 (the
+    backends compute sizes and linear indices in int64, which would wrap)."""
+    dims = [d for d in t.shape if d is not None]
+    if any(d > INT64_MAX for d in dims):
+        return "invalid dimension: each dimension must fit in 64 bits (at most 2**63 - 1)"
+    total = element_size_in_bytes(t.element_type) or 1
+    for d in dims:
+        total *= d
+    if total > INT64_MAX:
+        return f"{t} has {total.bit_length()}-bit size in bytes: more than int64 can address (2**63 - 1)"
+    return None

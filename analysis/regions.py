@@ -36,7 +36,7 @@ import islpy as isl
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
-from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, VectorType
+from affine_ir.types import MemRefType, element_size_in_bytes
 
 from .isl_bridge import (
     Scop,
@@ -295,23 +295,6 @@ def _whole_memref(memref: Value, op: Operation, depth: int, kind: str, outer_ivs
     zero = AffineMap(depth, 0, (AffineExpr.constant(0),))
     return MemRefRegion(memref, op, depth, kind, outer_ivs, [zero] * mt.rank, list(mt.shape), tuple(mt.shape),
                         [None] * mt.rank, list(outer_ivs), is_exact, False)
-
-
-def element_size_in_bytes(t) -> int | None:
-    """Bytes per element of a memref (or of a scalar/vector type): ``ceil(bits / 8)``; index is 8."""
-    if isinstance(t, MemRefType):
-        t = t.element_type
-    if isinstance(t, VectorType):
-        inner = element_size_in_bytes(t.element_type)
-        n = 1
-        for d in t.shape:
-            n *= d
-        return None if inner is None else inner * n
-    if isinstance(t, (IntegerType, FloatType)):
-        return (t.width + 7) // 8
-    if isinstance(t, IndexType):
-        return 8
-    return None
 
 
 def _root_of(op: Operation) -> Operation:

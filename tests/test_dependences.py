@@ -288,7 +288,11 @@ func.func @f(%A: memref<10xf32>, %I: memref<10xindex>) {
 
 
 def test_unexpressible_index_and_opaque_users_are_conservative():
-    deps = _deps("""
+    # An arith.addi of the IV as a subscript does not verify (MLIR: "operand cannot be used as a
+    # dimension id"); the analysis still stays conservative on such unverified IR.
+    from affine_ir.parser import parse as parse_unverified
+
+    deps = dependences(parse_unverified("""
 func.func @f(%A: memref<10xf32>, %x: index) {
   affine.for %i = 0 to 10 {
     %k = arith.addi %i, %x : index
@@ -298,7 +302,7 @@ func.func @f(%A: memref<10xf32>, %x: index) {
   func.call @g(%A) : (memref<10xf32>) -> ()
   return
 }
-func.func private @g(memref<10xf32>)""")
+func.func private @g(memref<10xf32>)""").body.ops[0])
     assert all(not d.exact for d in deps)
     assert {(d.kind, d.src_id, d.dst_id) for d in deps} >= {("WAR", 0, 1), ("RAW", 1, 0), ("WAR", 0, 2),
                                                             ("WAW", 1, 2)}

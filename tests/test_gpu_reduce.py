@@ -391,7 +391,7 @@ func.func @f(%A: memref<8x8xf32>) {
       affine.yield %t : f32
     }"""), "row loop %j at <string>:5:5 holds the loop %k at <string>:6:7: nested loops deeper than one level "
            "under the rows are not mapped"),
-    "bounds from the row": (_rows("""    %n = affine.load %I[%i] : memref<8xindex>
+    "bounds from the row": (_rows("""    %n = affine.apply affine_map<(d0) -> (8 - d0)>(%i)
     %s = affine.for %j = 0 to %n iter_args(%acc = %z) -> (f32) {
       %x = affine.load %A[%i, %j] : memref<8x8xf32>
       %a = arith.addf %acc, %x : f32

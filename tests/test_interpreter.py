@@ -70,6 +70,29 @@ def test_integer_ops_wrap_to_their_width():
     assert binop("arith.addi", "i8", 255, 0) == -1  # unsigned spelling of an argument is accepted
 
 
+@pytest.mark.parametrize("op", ["affine.apply", "affine.min", "affine.max"])
+def test_index_from_affine_maps_wraps_to_64_bits_as_the_backends(op):
+    # 3 * 2**62 overflows int64: the CPU build gives -2**62; the interpreter used to fail at the
+    # store with Python's "memoryview: invalid value for format 'q'".
+    results = "d0 * 4611686018427387904" if op == "affine.apply" else "d0 * 4611686018427387904, -5"
+    m = air.parse(f"""
+func.func @iov(%S: memref<2xi64>, %n: index) {{
+  %a = {op} affine_map<(d0) -> ({results})>(%n)
+  %ai = arith.index_cast %a : index to i64
+  affine.store %ai, %S[0] : memref<2xi64>
+  %c3 = arith.constant 3 : index
+  %b = {op} affine_map<(d0) -> ({results})>(%c3)
+  %bi = arith.index_cast %b : index to i64
+  affine.store %bi, %S[1] : memref<2xi64>
+  return
+}}""")
+    S = np.zeros(2, np.int64)
+    air.interpret(m, S, 3)
+    wrapped = S.dtype.type(-(2**62))
+    expected = {"affine.apply": wrapped, "affine.min": min(wrapped, -5), "affine.max": max(wrapped, -5)}[op]
+    assert list(S) == [expected, expected]
+
+
 def test_divsi_floordivsi_ceildivsi_with_negative_operands():
     for (a, b), (d, f, c) in {(-7, 2): (-3, -4, -3), (7, -2): (-3, -4, -3), (-7, -2): (3, 3, 4),
                               (7, 2): (3, 3, 4), (-6, 3): (-2, -2, -2)}.items():
@@ -502,6 +525,55 @@ func.func @f() -> f32 {
 }"""
     r = run(text)
     assert r == 0.0 and not np.signbit(r)  # MLIR's identity for addf is +0.0
+
+
+def test_affine_parallel_reduces_vectors_elementwise():
+    # What affine-parallelize{parallel-reductions} makes of a vectorized reduction: the
+    # interpreter refused it ("cannot interpret 'affine.parallel' (no reference semantics)").
+    text = """
+func.func @f(%A: memref<4x8xf32>, %B: memref<4x8xi32>, %n: index) -> (vector<4xf32>, vector<4xf32>, vector<4xi32>) {
+  %r:3 = affine.parallel (%i, %j) = (0, 0) to (symbol(%n), 8) step (1, 4)
+      reduce ("addf", "maximumf", "maxs") -> (vector<4xf32>, vector<4xf32>, vector<4xi32>) {
+    %a = affine.vector_load %A[%i, %j] : memref<4x8xf32>, vector<4xf32>
+    %b = affine.vector_load %B[%i, %j] : memref<4x8xi32>, vector<4xi32>
+    affine.yield %a, %a, %b : vector<4xf32>, vector<4xf32>, vector<4xi32>
+  }
+  return %r#0, %r#1, %r#2 : vector<4xf32>, vector<4xf32>, vector<4xi32>
+}"""
+    A = (np.arange(32, dtype=np.float32) / 3).reshape(4, 8)
+    B = (np.arange(32, dtype=np.int32) * 7 % 11 - 5).reshape(4, 8)
+    s, m, b = run(text, A, B, 4)
+    chunks = A.reshape(4, 2, 4).reshape(8, 4)
+    expected = np.float32(0)
+    for row in chunks:  # in iteration order, rounded to f32 at each step
+        expected = expected + row
+    assert s.dtype == np.float32 and list(s) == list(expected)
+    assert list(m) == list(chunks.max(axis=0)) and list(b) == list(B.reshape(8, 4).max(axis=0))
+    s, m, b = run(text, A, B, 0)  # no iterations: the identities, elementwise
+    assert list(s) == [0.0] * 4 and list(m) == [-np.inf] * 4 and list(b) == [np.iinfo(np.int32).min] * 4
+
+
+def test_vectorized_reduction_parallelized_runs_as_the_loop():
+    import transforms
+
+    src = air.parse("""
+func.func @k(%A: memref<64xi32>, %S: memref<1xi32>) {
+  %z = arith.constant 0 : i32
+  %r = affine.for %i = 0 to 64 iter_args(%acc = %z) -> (i32) {
+    %x = affine.load %A[%i] : memref<64xi32>
+    %s = arith.addi %acc, %x : i32
+    affine.yield %s : i32
+  }
+  affine.store %r, %S[0] : memref<1xi32>
+  return
+}""")
+    pm = transforms.PassManager.parse(
+        "affine-super-vectorize{virtual-vector-size=4 vectorize-reductions},affine-parallelize{parallel-reductions}")
+    out = pm.run(src)
+    assert "affine.parallel" in str(out) and "vector<4xi32>" in str(out)
+    A, S = np.arange(64, dtype=np.int32), np.zeros(1, np.int32)
+    air.interpret(out, A, S)
+    assert S[0] == A.sum()
 
 
 def test_calls_with_results_and_memrefs():

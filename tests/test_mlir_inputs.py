@@ -1106,14 +1106,14 @@ func.func @affine_for_lower_bound_invalid_sym() {
     }
   }
   return
-}""", air.VerifyError, "is used as a symbol but is not a valid symbol"),
+}""", air.VerifyError, "operand cannot be used as a symbol"),
     ("""#set0 = affine_set<(i)[N] : (i >= 0, N - i >= 0)>
 func.func @affine_if_invalid_sym() {
   affine.for %i0 = 0 to 7 {
     affine.if #set0(%i0)[%i0] {}
   }
   return
-}""", air.VerifyError, "is used as a symbol but is not a valid symbol"),
+}""", air.VerifyError, "operand cannot be used as a symbol"),
     ("""func.func @affine_store_missing_l_square(%C: memref<4096x4096xf32>) {
   %9 = arith.constant 0.0 : f32
   affine.store %9, %C : memref<4096x4096xf32>

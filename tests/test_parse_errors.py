@@ -172,10 +172,10 @@ CASES = [
      P, 4, 27, "1 indices for a memref of rank 2"),
     # -- symbols, steps, loop syntax
     ("loop IV used as a symbol", broken(LOOP, "affine.load %A[%i]", "affine.load %A[symbol(%i)]"),
-     V, 3, 5, "'affine.load' op index operand %i is used as a symbol but is not a valid symbol"),
+     V, 3, 5, "'affine.load' op operand cannot be used as a symbol (index operand #0: %i)"),
     ("loop IV as a bound symbol", broken(LOOP, "    affine.store", "    affine.for %j = 0 to "
                                          "affine_map<()[s0] -> (s0)>()[%i] {\n    }\n    affine.store"),
-     V, 4, 5, "'affine.for' op upper bound operand %i is used as a symbol"),
+     V, 4, 5, "'affine.for' op operand cannot be used as a symbol (upper bound operand #0: %i)"),
     ("step 0", broken(LOOP, "0 to 16", "0 to 16 step 0"), P, 2, 32, "step must be positive, got 0"),
     ("negative step", broken(LOOP, "0 to 16", "0 to 16 step -2"), P, 2, 32, "step must be positive, got -2"),
     ("missing 'to'", broken(LOOP, "0 to 16", "0 16"), P, 2, 21, "expected 'to', found '16'"),
@@ -388,7 +388,7 @@ def test_api_apply_with_missing_operands():
     f.body.append(affine_d.AffineApplyOp(AffineMap(2, 0, (dim(0) + dim(1),)), [f.args[1]], location=HERE))
     f.body.append(func.ReturnOp())
     err = _verify_error(f.parent_op)
-    assert err.location == HERE and "'affine.apply' op map map (d0, d1) -> (d0 + d1) takes 2 operands, got 1" \
+    assert err.location == HERE and "'affine.apply' op map (d0, d1) -> (d0 + d1) takes 2 operands, got 1" \
         in err.message
 
 
@@ -490,7 +490,8 @@ func.func @g(%A: memref<8x8xf32>, %i: index, %a: f32) -> f32 {
     %w:2 = "fma"(%j, %y, %i) : (index, index, index) -> (index, index)
     "test.region"(%w#0) ({
     ^bb0(%q: index):
-      affine.load %A[%q, %j] : memref<8x8xf32>
+      "test.use"(%q) : (index) -> ()
+      affine.load %A[%j, %j] : memref<8x8xf32>
       "terminate"() : () -> ()
     }, {
     }) {k = 1 : i64} : (index) -> () loc("x.mlir":3:4)

@@ -26,7 +26,7 @@ from affine_ir import Operation, Value
 from affine_ir.attributes import FloatAttr, IntegerAttr
 from affine_ir.dialects.arith import COMMUTATIVE, ConstantOp
 from affine_ir.interp import semantics as S
-from affine_ir.interp.ops import TEMPLATES
+from affine_ir.interp.ops import TEMPLATES, int_literal
 from affine_ir.types import FloatType, IndexType, IntegerType, VectorType, i1
 
 __all__ = ["COMMUTATIVE", "constant_value", "fold_op", "is_constant"]
@@ -74,7 +74,7 @@ def _literal(x, is_float: bool) -> str:
         if x in (math.inf, -math.inf):
             return "_INF" if x > 0 else "(-_INF)"
         return f"({x!r})"
-    return f"({int(x)})"
+    return f"({int_literal(int(x))})"
 
 
 def _evaluate(op: Operation, values: list):

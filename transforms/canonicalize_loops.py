@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from affine_ir import Block, Operation, Value
 from affine_ir.attributes import IntegerAttr
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp, affine_scope, is_valid_symbol
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
 
@@ -72,8 +72,18 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
     if lo != 1 or hi != 1:
         return False
     iv = loop.induction_var
+    if iv.uses and not _max_lower_bound_is_a_dim(loop):
+        return False
     inline_loop_body(loop, lower_bound_value(loop) if iv.uses else iv)
     return True
+
+
+def _max_lower_bound_is_a_dim(loop: AffineForOp) -> bool:
+    """Whether the IV may become the ``affine.max`` of a multi-result lower bound: only when
+    its operands are valid symbols, since MLIR's rules make an ``affine.max`` of anything else
+    no valid dim for the affine ops that used the IV."""
+    scope = affine_scope(loop)
+    return loop.lower_bound_map.num_results == 1 or all(is_valid_symbol(v, scope) for v in loop.lower_bound_operands)
 
 
 def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:

@@ -2,7 +2,8 @@
 
 The ops live in one module per kind; this module gathers them under one name:
 
-- ``affine_symbols``: ``is_valid_symbol``, map operand checks, ``canonical_ssa_map``;
+- ``affine_symbols``: MLIR's rules for valid dims and symbols (``is_valid_dim``,
+  ``is_valid_symbol``, ``affine_scope``), map operand checks, ``canonical_ssa_map``;
 - ``affine_loops``: ``affine.for``, ``affine.if``, ``affine.yield``;
 - ``affine_access``: ``affine.load/store/vector_load/vector_store``;
 - ``affine_apply``: ``affine.apply/min/max``;
@@ -21,10 +22,10 @@ from .affine_access import (
 from .affine_apply import AffineApplyOp, AffineMaxOp, AffineMinOp, _MapValueOp
 from .affine_loops import AffineForOp, AffineIfOp, AffineYieldOp, ensure_yield
 from .affine_parallel import REDUCTIONS, AffineParallelOp
-from .affine_symbols import canonical_ssa_map, is_valid_symbol
+from .affine_symbols import affine_scope, canonical_ssa_map, is_valid_dim, is_valid_symbol
 
 __all__ = [
     "REDUCTIONS", "AffineApplyOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMaxOp", "AffineMinOp",
     "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp", "AffineYieldOp", "_AccessOp",
-    "_MapValueOp", "canonical_ssa_map", "ensure_yield", "is_valid_symbol",
+    "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield", "is_valid_dim", "is_valid_symbol",
 ]

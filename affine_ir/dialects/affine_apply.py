@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..affine_map import AffineMap
 from ..core import Operation, Value
 from ..types import index
-from .affine_symbols import _check_map_operands
+from .affine_symbols import _check_map_operands, affine_scope, is_valid_dim, is_valid_symbol
 
 
 class _MapValueOp(Operation):
@@ -43,13 +43,27 @@ class _MapValueOp(Operation):
 
 
 class AffineApplyOp(_MapValueOp):
+    """``%r = affine.apply #map(%i)[%n]``. As in MLIR, its operands need not be valid dims or
+    symbols (its result is a valid dim only when they are), but a valid dim that is not a
+    valid symbol cannot take a symbol position."""
+
     name = "affine.apply"
     is_pure = True
 
     def verify_(self) -> None:
-        super().verify_()
-        if self.map.num_results != 1:
-            raise self.error(f"map must have exactly one result, has {self.map.num_results}")
+        m = self.map
+        if m.num_results != 1:
+            raise self.error(f"map must have exactly one result, has {m.num_results}")
+        if len(self.operands) != m.num_inputs:
+            raise self.error(f"map {m} takes {m.num_inputs} operands, got {len(self.operands)}")
+        for v in self.operands:
+            if v.type != index:
+                raise self.error(f"map operand has type {v.type}, expected index")
+        scope = affine_scope(self)
+        for k, v in enumerate(self.operands[m.num_dims :], m.num_dims):
+            if is_valid_dim(v, scope) and not is_valid_symbol(v, scope):
+                raise self.error(f"dimensional operand cannot be used as a symbol (map operand #{k}: "
+                                 f"%{v.name_hint or '?'})")
 
 
 class AffineMinOp(_MapValueOp):

@@ -9,7 +9,7 @@ from ..core import Block, Operation, Region, Value
 from ..parser_base import describe_token
 from ..types import index
 from ._simple import ValuesTerminator, set_regions, verify_terminator
-from .affine_symbols import _check_map_operands, is_valid_symbol
+from .affine_symbols import _check_map_operands, affine_scope, check_dim_and_symbol_operands, is_valid_symbol
 
 
 def _print_bound(p, m: AffineMap, operands, prefix: str) -> None:
@@ -26,7 +26,29 @@ def _print_bound(p, m: AffineMap, operands, prefix: str) -> None:
     p.write(p.map_ref(m) + p.dim_and_symbol_list(operands, m.num_dims))
 
 
-def _parse_bound(p, prefix: str) -> tuple[AffineMap, list[Value]]:
+def _parse_bound(p, prefix: str) -> tuple[AffineMap, list[Value], bool]:
+    """A loop bound: its map, its operands, and whether it was a bare SSA value (read as a
+    symbol, as MLIR reads it; see ``_read_bare_bounds``)."""
+    if p.peek().kind == "value":
+        return AffineMap.symbol_identity(), [p.parse_operand(index)], True
+    return (*_parse_bound_map(p, prefix), False)
+
+
+def _read_bare_bounds(op: AffineForOp, lower: bool, upper: bool) -> None:
+    """Our one leniency over MLIR's syntax: a bare SSA bound that is not a valid symbol where
+    the loop stands (an outer IV: ``0 to %i``) reads as a dim through the identity map (MLIR
+    rejects it: "operand cannot be used as a symbol"); it prints back as ``#map(%i)``.
+    Run once the module is parsed, when the rules for valid symbols can see the ops."""
+    scope = affine_scope(op)
+    lb, lbo, ub, ubo = op.lower_bound_map, op.lower_bound_operands, op.upper_bound_map, op.upper_bound_operands
+    if lower and not is_valid_symbol(lbo[0], scope):
+        lb = AffineMap.identity(1)
+    if upper and not is_valid_symbol(ubo[0], scope):
+        ub = AffineMap.identity(1)
+    op.set_bounds(lb, lbo, ub, ubo)
+
+
+def _parse_bound_map(p, prefix: str) -> tuple[AffineMap, list[Value]]:
     loc = p.loc()
     if p.accept(prefix):
         m = p.parse_affine_map()
@@ -36,11 +58,6 @@ def _parse_bound(p, prefix: str) -> tuple[AffineMap, list[Value]]:
     tok = p.peek()
     if tok.kind == "int" or tok.text == "-":
         return AffineMap.constant_map(p.parse_integer("loop bound")), []
-    if tok.kind == "value":
-        v = p.parse_operand(index)
-        if p.is_valid_symbol(v):
-            return AffineMap.symbol_identity(), [v]
-        return AffineMap.identity(1), [v]
     if tok.kind == "hash" or tok.text == "affine_map":
         m = p.parse_affine_map()
         if m.num_results == 0:
@@ -172,9 +189,9 @@ class AffineForOp(Operation):
     def parse_(cls, p, loc):
         iv = p.parse_value_name()
         p.expect("=")
-        lb, lbo = _parse_bound(p, "max")
+        lb, lbo, lb_bare = _parse_bound(p, "max")
         p.expect("to")
-        ub, ubo = _parse_bound(p, "min")
+        ub, ubo, ub_bare = _parse_bound(p, "min")
         step = 1
         if p.accept("step"):
             sloc = p.loc()
@@ -199,7 +216,10 @@ class AffineForOp(Operation):
             for v, t in zip(inits, types):
                 p.check_type(v, t, tloc)
         region = p.parse_region([(iv, index), *zip(names, types)])
-        return finish_loop(p, cls(lb, lbo, ub, ubo, step, inits, location=loc), region, loc)
+        op = finish_loop(p, cls(lb, lbo, ub, ubo, step, inits, location=loc), region, loc)
+        if lb_bare or ub_bare:
+            p.after_module(lambda: _read_bare_bounds(op, lb_bare, ub_bare))
+        return op
 
     def verify_(self) -> None:
         lb, ub = self.lower_bound_map, self.upper_bound_map
@@ -294,13 +314,7 @@ class AffineIfOp(Operation):
         s = self.condition
         if len(self.operands) != s.num_dims + s.num_symbols:
             raise self.error(f"set {s} takes {s.num_dims + s.num_symbols} operands, got {len(self.operands)}")
-        for v in self.operands:
-            if v.type != index:
-                raise self.error(f"condition operand has type {v.type}, expected index")
-        for v in self.operands[s.num_dims :]:
-            if not is_valid_symbol(v):
-                raise self.error(f"condition operand %{v.name_hint or '?'} is used as a symbol but is not a "
-                                 "valid symbol")
+        check_dim_and_symbol_operands(self, s.num_dims, s.num_dims + s.num_symbols, self.operands, "condition")
         types = [r.type for r in self.results]
         if self.then_block.args or (self.else_block is not None and self.else_block.args):
             raise self.error("then and else blocks take no arguments")

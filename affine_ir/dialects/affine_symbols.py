@@ -6,51 +6,243 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from types import EllipsisType
 
 from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap
-from ..core import Block, Operation, Value
+from ..core import Block, Operation, Region, Value
 from ..types import index
 
-_SCOPE_OPS = ("func.func", "gpu.launch", "builtin.module")
+
+def affine_scope(op: Operation) -> Region | None:
+    """The closest region enclosing ``op`` that is held by an op with the affine-scope trait
+    (``func.func``, ``gpu.launch``, ``builtin.module``); None when ``op`` is in none (unlinked).
+    As MLIR's ``getAffineScope``."""
+    cur = op
+    while (parent := cur.parent_op) is not None:
+        if parent.affine_scope:
+            return cur.parent.parent
+        cur = parent
+    return None
 
 
-def _is_scope_block(block: Block | None, scope_blocks) -> bool:
-    if block is None:
+def is_top_level_value(v: Value) -> bool:
+    """Whether ``v`` is an argument of, or defined directly in, the body of an affine scope."""
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    parent = None if block is None else block.parent_op
+    return parent is not None and parent.affine_scope
+
+
+def is_affine_induction_var(v: Value) -> bool:
+    """Whether ``v`` is the induction variable of an ``affine.for`` or one of an ``affine.parallel``."""
+    from .affine_loops import AffineForOp
+    from .affine_parallel import AffineParallelOp
+
+    if not isinstance(v.owner, Block):
         return False
-    if id(block) in scope_blocks:
-        return True
-    op = block.parent_op
-    return op is not None and op.name in _SCOPE_OPS
+    parent = v.owner.parent_op
+    return (isinstance(parent, AffineForOp) and v is parent.induction_var) or \
+        (isinstance(parent, AffineParallelOp) and any(v is iv for iv in parent.ivs))
 
 
-def is_valid_symbol(v: Value, scope_blocks=()) -> bool:
-    """MLIR's rule, simplified: arguments of a function (or gpu.launch) body, values
-    defined at the top level of one, constants, ``memref.dim`` of such values, and
-    affine.apply/min/max of valid symbols are valid symbols.
+def is_valid_symbol(v: Value, scope: Region | None | EllipsisType = ...) -> bool:
+    """MLIR's ``isValidSymbol``: whether ``v`` may be an affine symbol. Valid symbols are index
+    values that are constants, arguments of or values defined at the top of an affine scope
+    (``scope``), results of pure (and speculatable) ops whose operands are valid symbols,
+    ``memref.dim`` of a top-level memref (or of a ``memref.alloc`` whose size is a valid
+    symbol), and, where ``scope``'s op is not isolated from above (``gpu.launch``), values
+    that are valid symbols where that op stands.
 
-    ``scope_blocks`` holds ids of blocks to treat as function bodies (used while parsing,
-    before the enclosing op exists).
+    Without ``scope``: valid at all its uses (top-level values, and values valid in the scope
+    of their definition), as MLIR's one-argument form.
     """
+    if scope is ...:
+        if v.type != index:
+            return False
+        if is_top_level_value(v):
+            return True
+        return not isinstance(v.owner, Block) and _valid_symbol(v, affine_scope(v.owner), {})
+    return _valid_symbol(v, scope, {})
+
+
+def is_valid_dim(v: Value, scope: Region | None | EllipsisType = ...) -> bool:
+    """MLIR's ``isValidDim``: whether ``v`` may be an affine dimension id where ``scope`` is the
+    affine scope of the use: valid symbols, induction variables of affine.for/parallel, and
+    results of ``affine.apply`` on valid dims. Without ``scope``: in the scope of its definition."""
+    if v.type != index:
+        return False
+    if scope is ...:
+        if isinstance(v.owner, Block):
+            return is_affine_induction_var(v) or is_top_level_value(v)
+        scope = affine_scope(v.owner)
+    return _valid_dim(v, scope, {})
+
+
+# The rules below are evaluated bottom-up over (value, scope, "dim" | "symbol") nodes with an
+# explicit stack, so a long chain of index ops (after full unrolling) cannot exhaust Python's
+# recursion limit. Each rule reads the verdicts of its dependencies from ``memo`` (a missing
+# one, only possible on a cycle in broken IR, reads as False).
+_DIM, _SYMBOL = "dim", "symbol"
+
+
+def _valid_dim(v: Value, scope: Region | None, memo: dict) -> bool:
+    return _solve((v, scope, _DIM), memo)
+
+
+def _valid_symbol(v: Value, scope: Region | None, memo: dict) -> bool:
+    return _solve((v, scope, _SYMBOL), memo)
+
+
+def _solve(node: tuple, memo: dict) -> bool:
+    if node in memo:
+        return memo[node]
+    stack, expanded = [(node, False)], set()
+    while stack:
+        current, ready = stack.pop()
+        if current in memo:
+            continue
+        if ready:
+            memo[current] = (_dim_rule if current[2] == _DIM else _symbol_rule)(current[0], current[1], memo)
+        elif current not in expanded:
+            expanded.add(current)
+            stack.append((current, True))
+            stack.extend((d, False) for d in _dependencies(*current) if d not in memo)
+    return memo[node]
+
+
+def _dependencies(v: Value, scope: Region | None, kind: str) -> list[tuple]:
+    """The nodes whose verdicts the rule for ``(v, scope, kind)`` may read."""
+    from .affine_apply import AffineApplyOp
+    from .arith import ConstantOp
+    from .memref import AllocOp, DimOp
+
+    owner = v.owner
+    if v.type != index:
+        return []
+    if kind == _DIM:
+        deps = [(v, scope, _SYMBOL)]
+        if isinstance(owner, AffineApplyOp):
+            deps += [(o, scope, _DIM) for o in owner.operands]
+        return deps
+    if _is_top_level_in(v, scope) or isinstance(owner, ConstantOp):
+        return []
+    deps = []
+    if not isinstance(owner, Block):
+        if owner.is_speculatable():
+            deps += [(o, scope, _SYMBOL) for o in owner.operands]
+        if isinstance(owner, DimOp) and isinstance(owner.operands[0].owner, AllocOp):
+            deps += [(o, scope, _SYMBOL) for o in owner.operands[0].owner.operands]
+    outer = _outer_scope(scope)
+    if outer is not None:
+        deps.append((v, outer, _SYMBOL))
+    return deps
+
+
+def _is_top_level_in(v: Value, scope: Region | None) -> bool:
+    """Whether ``v`` is an argument of, or defined directly in, the region ``scope``."""
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    return scope is not None and block is not None and block.parent is scope
+
+
+def _outer_scope(scope: Region | None) -> Region | None:
+    """Where the op holding ``scope`` stands, when that op is not isolated from above
+    (``gpu.launch``): values valid as symbols there are valid inside too."""
+    scope_op = None if scope is None else scope.parent
+    if scope_op is not None and not scope_op.isolated_from_above and scope_op.parent is not None:
+        return scope_op.parent.parent
+    return None
+
+
+def _dim_rule(v: Value, scope: Region | None, memo: dict) -> bool:
+    from .affine_apply import AffineApplyOp
+    from .memref import DimOp
+
+    if v.type != index:
+        return False
+    if memo.get((v, scope, _SYMBOL), False):
+        return True
     owner = v.owner
     if isinstance(owner, Block):
-        return _is_scope_block(owner, scope_blocks)
-    if owner.name == "arith.constant" or _is_scope_block(owner.parent, scope_blocks):
-        return True
-    if owner.name in ("affine.apply", "affine.min", "affine.max", "memref.dim"):
-        return all(is_valid_symbol(o, scope_blocks) for o in owner.operands)
+        return is_affine_induction_var(v)
+    if isinstance(owner, AffineApplyOp):
+        return all(memo.get((o, scope, _DIM), False) for o in owner.operands)
+    if isinstance(owner, DimOp):
+        return is_top_level_value(owner.operands[0])
     return False
+
+
+def _symbol_rule(v: Value, scope: Region | None, memo: dict) -> bool:
+    from .arith import ConstantOp
+    from .memref import DimOp
+
+    if v.type != index:
+        return False
+    owner = v.owner
+    if _is_top_level_in(v, scope):
+        return True
+    if not isinstance(owner, Block):
+        if isinstance(owner, ConstantOp):
+            return True
+        if owner.is_speculatable() and all(memo.get((o, scope, _SYMBOL), False) for o in owner.operands):
+            return True
+        if isinstance(owner, DimOp):
+            return _is_dim_op_valid_symbol(owner, scope, memo)
+    outer = _outer_scope(scope)
+    return outer is not None and memo.get((v, outer, _SYMBOL), False)
+
+
+def _is_dim_op_valid_symbol(dim: Operation, scope: Region | None, memo: dict) -> bool:
+    """``memref.dim``: of a top-level memref, or a constant dim of a ``memref.alloc`` whose size
+    there is static or a valid symbol (MLIR's ``isDimOpValidSymbol``)."""
+    from .memref import AllocOp
+
+    memref, position = dim.operands[0], constant_index_value(dim.operands[1])
+    if is_top_level_value(memref):
+        return True
+    if isinstance(memref.owner, Block) or position is None or not isinstance(memref.owner, AllocOp):
+        return False
+    shape = memref.type.shape
+    if not 0 <= position < len(shape):
+        return False
+    if shape[position] is not None:
+        return True
+    dynamic = sum(d is None for d in shape[:position])
+    return memo.get((memref.owner.operands[dynamic], scope, _SYMBOL), False)
+
+
+def constant_index_value(v: Value) -> int | None:
+    """The integer of ``v`` when an ``arith.constant`` of an integer or index type defines it."""
+    from .arith import ConstantOp
+
+    if isinstance(v.owner, ConstantOp):
+        value = getattr(v.owner.attributes.get("value"), "value", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return None
+
+
+def check_dim_and_symbol_operands(op: Operation, num_dims: int, num_inputs: int, operands: Sequence[Value],
+                                  what: str) -> None:
+    """VerifyError unless ``operands`` are ``num_inputs`` index values, the first ``num_dims``
+    valid dims and the rest valid symbols at ``op`` (MLIR's ``verifyDimAndSymbolIdentifiers``,
+    with its messages; ``what`` names the map in the message)."""
+    if len(operands) != num_inputs:
+        raise op.error(f"{what} map takes {num_inputs} operands, got {len(operands)}")
+    for v in operands:
+        if v.type != index:
+            raise op.error(f"{what} operand has type {v.type}, expected index")
+    scope, memo = affine_scope(op), {}
+    for k, v in enumerate(operands):
+        if k < num_dims and not _valid_dim(v, scope, memo):
+            raise op.error(f"operand cannot be used as a dimension id ({what} operand #{k}: "
+                           f"%{v.name_hint or '?'})")
+        if k >= num_dims and not _valid_symbol(v, scope, memo):
+            raise op.error(f"operand cannot be used as a symbol ({what} operand #{k}: %{v.name_hint or '?'})")
 
 
 def _check_map_operands(op: Operation, m: AffineMap, operands: Sequence[Value], what: str) -> None:
     if len(operands) != m.num_inputs:
         raise op.error(f"{what} map {m} takes {m.num_inputs} operands, got {len(operands)}")
-    for v in operands:
-        if v.type != index:
-            raise op.error(f"{what} operand has type {v.type}, expected index")
-    for v in operands[m.num_dims :]:
-        if not is_valid_symbol(v):
-            raise op.error(f"{what} operand %{v.name_hint or '?'} is used as a symbol but is not a valid symbol")
+    check_dim_and_symbol_operands(op, m.num_dims, m.num_inputs, operands, what)
 
 
 _PLACEHOLDER = re.compile(r"\x00([ds])(\d+)\x00")

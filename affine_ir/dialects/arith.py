@@ -51,7 +51,8 @@ class ConstantOp(Operation):
         if t == i1:
             return "true" if a.value else "false"
         if isinstance(t, IntegerType):
-            return f"c{a.value}_{t}".replace("-", "_")
+            # A value beyond 64 bits gets a short name (MLIR would spell out all its digits).
+            return f"c{a.value}_{t}".replace("-", "_") if abs(a.value) < 1 << 64 else f"c_{t}"
         return "cst"
 
     def print_(self, p) -> None:
@@ -60,7 +61,7 @@ class ConstantOp(Operation):
         if self.result.type == i1:
             p.write(f"{head} {'true' if a.value else 'false'}")
         elif isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType):
-            p.write(f"{head} {a.value} : {a.type}")
+            p.write(f"{head} {a}")
         else:
             p.write(f"{head} {a}")
 
@@ -95,9 +96,31 @@ class ConstantOp(Operation):
             raise self.error("value attribute type must match the result type")
 
 
+class _IntDivisionOp(ElementwiseOp):
+    """Integer division and remainder: undefined for a zero divisor (and, for ``divsi`` and
+    ``ceildivsi``, for -1, where the quotient can overflow), so speculatable only when the
+    divisor is a constant other than those (MLIR's ``ConditionallySpeculatable``)."""
+
+    overflows_at_minus_one = False
+
+    def is_speculatable(self) -> bool:
+        from .affine_symbols import constant_index_value
+
+        divisor = constant_index_value(self.operands[1])
+        return divisor is not None and divisor != 0 and not (self.overflows_at_minus_one and divisor == -1)
+
+
+#: Integer ops that fault on some divisors: whether -1 is one of them.
+_DIVISIONS = {"divsi": True, "ceildivsi": True, "divui": False, "remsi": False, "remui": False}
+
+
 def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
-    cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (ElementwiseOp,),
-               {"name": op_name, "arity": arity, "operand_kind": kind, "__doc__": doc})
+    short = op_name.split(".")[1]
+    base, extra = ElementwiseOp, {}
+    if short in _DIVISIONS:
+        base, extra = _IntDivisionOp, {"overflows_at_minus_one": _DIVISIONS[short]}
+    cls = type(short.title().replace("_", "") + "Op", (base,),
+               {"name": op_name, "arity": arity, "operand_kind": kind, "__doc__": doc, **extra})
     cls.__module__ = __name__
     return cls
 

@@ -12,6 +12,7 @@ class ModuleOp(Operation):
 
     name = "builtin.module"
     isolated_from_above = True
+    affine_scope = True
 
     def __init__(self, ops=(), attributes=None, location=None, sym_name: str | None = None):
         super().__init__(regions=[Region([Block()])], attributes=attributes, location=location)

@@ -14,6 +14,7 @@ class FuncOp(Operation):
 
     name = "func.func"
     isolated_from_above = True
+    affine_scope = True
 
     def __init__(self, sym_name: str, function_type: FunctionType, arg_names=None, attributes=None,
                  location=None, declaration: bool = False):

@@ -20,6 +20,7 @@ class LaunchOp(Operation):
     """
 
     name = "gpu.launch"
+    affine_scope = True
 
     def __init__(self, grid: Sequence[Value], block: Sequence[Value], dynamic_shared_memory: Value | None = None,
                  location=None):
@@ -84,7 +85,7 @@ class LaunchOp(Operation):
         if p.accept("dynamic_shared_memory_size"):
             ops.append(p.parse_operand(i32))
         names = ids[0:3] + ids[3:6] + sizes[0:3] + sizes[3:6]
-        region = p.parse_region([(t, index) for t in names], affine_scope=True)
+        region = p.parse_region([(t, index) for t in names])
         op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
         return p.add_attributes(set_regions(op, region), p.parse_optional_attr_dict())
 

@@ -10,13 +10,13 @@ from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap
 from ..attributes import DenseAttr
 from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
-from ..types import MemRefType, VectorType
+from ..types import MemRefType, VectorType, element_type_of
 from . import gpu
 from . import semantics as S
 from .memory import from_list
-from .ops import TEMPLATES, reduction_identity
+from .ops import TEMPLATES, int_literal, reduction_identity
 from .semantics import ScalarInfo, scalar_info
-from .translate import FunctionTranslator, float_literal, int_literal, py_affine, range_max, range_min
+from .translate import FunctionTranslator, float_literal, index_expr, py_affine, range_max, range_min
 
 
 def _constant(tr: FunctionTranslator, op) -> None:
@@ -106,11 +106,12 @@ def _parallel(tr: FunctionTranslator, op) -> None:
     ubs, un, ur = tr.lower_map(a["upper_bounds"], op.upper_operands)
     accs = []
     for r, kind in zip(op.results, op.reductions):
-        if isinstance(r.type, VectorType):
-            tr.unsupported(op)
-            return
+        info = scalar_info(element_type_of(r.type))
+        identity = reduction_identity(kind, info)
+        if isinstance(r.type, VectorType):  # reduced elementwise
+            identity = f"_M.vbroadcast({identity}, {tr.glob(info.np_dtype, f'DT_{info.name}')}, {r.type.shape!r})"
         accs.append(tr.define(r))
-        tr.emit(f"{accs[-1]} = {reduction_identity(kind, scalar_info(r.type))}")
+        tr.emit(f"{accs[-1]} = {identity}")
     depth = 0
     for iv, lg, ug, step in zip(op.ivs, a["lower_groups"], a["upper_groups"], op.steps):
         lgroup, lbs = lbs[:lg], lbs[lg:]
@@ -127,8 +128,12 @@ def _parallel(tr: FunctionTranslator, op) -> None:
 
     def on_yield(y):
         for acc, r, kind, v in zip(accs, op.results, op.reductions, y.operands):
-            info = scalar_info(r.type)
-            expr, rounds = TEMPLATES[REDUCTION_ARITH_OPS[kind]]([acc, tr.val(v)], op, info, info)
+            info = scalar_info(element_type_of(r.type))
+            template = TEMPLATES[REDUCTION_ARITH_OPS[kind]]
+            if isinstance(r.type, VectorType):
+                tr.assign_name(acc, tr.vector_map(template, op, [acc, tr.val(v)], info, info))
+                continue
+            expr, rounds = template([acc, tr.val(v)], op, info, info)
             tr.assign_name(acc, expr, info if rounds and info.is_float else None)
 
     tr.block(op.body, on_yield)
@@ -174,8 +179,9 @@ def _apply(tr: FunctionTranslator, op) -> None:
         tr.set_index(op.results[0], exprs[0], names, ranges)
         return
     fn = "min" if op.name == "affine.min" else "max"
-    tr.assign(op.results[0], _combine(fn, [py_affine(e, names) for e in exprs]))
-    rs = [e.bounds(ranges) for e in exprs]
+    parts = [index_expr(e, names, ranges) for e in exprs]
+    tr.assign(op.results[0], _combine(fn, [expr for expr, _ in parts]))
+    rs = [r for _, r in parts]
     tr.ranges[op.results[0]] = range_min(rs) if fn == "min" else range_max(rs)
 
 

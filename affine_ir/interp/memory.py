@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..bigint import describe_int
 from ..errors import InterpretError
 from ..floats import is_bfloat16_scalar
 from ..types import IntegerType, MemRefType, Type, VectorType
@@ -155,7 +156,7 @@ def describe(value) -> str:
     """How an argument reads in an error message."""
     if isinstance(value, np.ndarray):
         return f"{value.dtype} array of shape {value.shape}"
-    text = repr(value)
+    text = describe_int(int(value)) if isinstance(value, (int, np.integer)) else repr(value)
     return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
 
 
@@ -227,7 +228,7 @@ def scalar_arg(value, t: Type, k: int, name: str):
     w = info.width
     hi = (1 << 63) if info.name == "index" else (1 << w)
     if not -(1 << (w - 1)) <= v < hi:
-        raise InterpretError(f"argument #{k} ({name}): {v} does not fit in {t}")
+        raise InterpretError(f"argument #{k} ({name}): {describe_int(v)} does not fit in {t}")
     return S.wrap(v, w)
 
 

@@ -13,10 +13,18 @@ from __future__ import annotations
 from .semantics import MATH_UNARY, ScalarInfo
 
 
+def int_literal(x: int) -> str:
+    """``x`` as a Python literal: hexadecimal beyond 64 bits, since Python refuses to write ints
+    of more than 4300 decimal digits (``sys.set_int_max_str_digits``) and integer types reach
+    2**24 - 1 bits."""
+    text = str(x) if abs(x) < 1 << 64 else hex(x)
+    return text if x >= 0 else f"({text})"
+
+
 def wrap_expr(x: str, info: ScalarInfo) -> str:
     """``x`` wrapped to the width of ``info`` (two's complement, read as signed)."""
-    h = info.half
-    return f"(((({x}) + {h}) & {info.mask}) - {h})"
+    h = int_literal(info.half)
+    return f"(((({x}) + {h}) & {int_literal(info.mask)}) - {h})"
 
 
 def _float_binary(sym: str):
@@ -46,7 +54,7 @@ def _shift(kind: str):
         elif kind == "shrsi":
             value = f"({x} >> {n})"
         else:
-            value = wrap_expr(f"({x} & {s.mask}) >> {n}", s)
+            value = wrap_expr(f"({x} & {int_literal(s.mask)}) >> {n}", s)
         return f"({value} if 0 <= {n} < {s.width} else _S.bad_shift({n}, {s.width}))", False
     return template
 
@@ -55,7 +63,7 @@ def _pick(cmp: str, unsigned: bool):
     def template(a, op, s, d):
         x, y = a
         if unsigned:
-            return f"({x} if ({x} & {s.mask}) {cmp} ({y} & {s.mask}) else {y})", False
+            return f"({x} if ({x} & {int_literal(s.mask)}) {cmp} ({y} & {int_literal(s.mask)}) else {y})", False
         return f"({x} if {x} {cmp} {y} else {y})", False
     return template
 
@@ -68,7 +76,7 @@ def _cmpi(a, op, s, d):
     x, y = a
     p = op.attributes["predicate"]
     if p.startswith("u"):
-        x, y = f"({x} & {s.mask})", f"({y} & {s.mask})"
+        x, y = f"({x} & {int_literal(s.mask)})", f"({y} & {int_literal(s.mask)})"
     return f"-({x} {_CMPI[p]} {y})", False
 
 
@@ -103,7 +111,7 @@ def _index_cast(a, op, s, d):
 
 def _int_to_float(unsigned: bool):
     def template(a, op, s, d):
-        x = f"({a[0]} & {s.mask})" if unsigned else a[0]
+        x = f"({a[0]} & {int_literal(s.mask)})" if unsigned else a[0]
         if s.width + unsigned <= 53:
             return f"float({x})", True  # exact, so one rounding
         return f"_S.int_to_float({x}, {d.name!r})", False
@@ -157,7 +165,7 @@ TEMPLATES = {
     "arith.extf": lambda a, op, s, d: (a[0], False),
     "arith.truncf": lambda a, op, s, d: (a[0], True),
     "arith.extsi": lambda a, op, s, d: (a[0], False),
-    "arith.extui": lambda a, op, s, d: (f"({a[0]} & {s.mask})", False),
+    "arith.extui": lambda a, op, s, d: (f"({a[0]} & {int_literal(s.mask)})", False),
     "arith.trunci": lambda a, op, s, d: (wrap_expr(a[0], d), False),
     "arith.bitcast": _bitcast,
     "math.powf": _call("_S.m_powf", True),
@@ -171,6 +179,6 @@ for _name, _fn in MATH_UNARY.items():
 def reduction_identity(kind: str, info: ScalarInfo) -> str:
     return {
         "addf": "0.0", "mulf": "1.0", "maximumf": "(-_INF)", "minimumf": "_INF",
-        "addi": "0", "muli": "1", "maxs": f"({info.min_signed})", "mins": str(info.max_signed), "maxu": "0",
-        "minu": "(-1)", "andi": "(-1)", "ori": "0", "xori": "0",
+        "addi": "0", "muli": "1", "maxs": int_literal(info.min_signed), "mins": int_literal(info.max_signed),
+        "maxu": "0", "minu": "(-1)", "andi": "(-1)", "ori": "0", "xori": "0",
     }[kind]

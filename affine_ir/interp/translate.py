@@ -22,9 +22,9 @@ from ..core import Block, Operation, Value
 from ..errors import InterpretError, Location
 from ..names import unique_name
 from ..printer import Printer
-from ..types import MemRefType, VectorType, element_type_of
+from ..types import MemRefType, VectorType, element_type_of, index
 from . import semantics as S
-from .ops import TEMPLATES
+from .ops import TEMPLATES, int_literal, wrap_expr
 from .semantics import ScalarInfo, scalar_info
 
 
@@ -84,6 +84,15 @@ def py_affine(e: AffineExpr, names: list[str]) -> str:
     return "".join(out)
 
 
+def index_expr(e: AffineExpr, names: list[str], ranges) -> tuple[str, tuple]:
+    """The Python expression of the ``index`` value ``e`` and its range: wrapped to 64 bits, as
+    the backends compute it, unless the range of ``e`` proves that it fits."""
+    lo, hi = e.bounds(ranges)
+    if lo is not None and hi is not None and -(1 << 63) <= lo and hi < (1 << 63):
+        return py_affine(e, names), (lo, hi)
+    return wrap_expr(py_affine(e, names), scalar_info(index)), (None, None)
+
+
 def _known(x):
     return x is not None
 
@@ -108,10 +117,6 @@ def float_literal(x: float) -> str:
         return "_INF" if x > 0 else "(-_INF)"
     text = repr(float(x))
     return f"({text})" if text.startswith("-") else text
-
-
-def int_literal(x: int) -> str:
-    return str(x) if x >= 0 else f"({x})"
 
 
 class FunctionTranslator:
@@ -307,12 +312,17 @@ class FunctionTranslator:
         if op.name == "arith.select":
             self.assign(res, f"_M.vselect({args[0]}, {args[1]}, {args[2]})")
             return
+        self.assign(res, self.vector_map(template, op, args, src, dst))
+
+    def vector_map(self, template, op: Operation, args: list[str], src: ScalarInfo, dst: ScalarInfo) -> str:
+        """The expression applying the scalar ``template`` (see ``ops.TEMPLATES``) elementwise to
+        the vectors ``args``, each result rounded to ``dst``."""
         params = [f"x{i}" for i in range(len(args))]
         expr, rounds = template(params, op, src, dst)
         if rounds and dst.is_float and dst.name != "f64":
             expr = f"_S.round_{dst.name}({expr})"
         dt = self.glob(dst.np_dtype, f"DT_{dst.name}")
-        self.assign(res, f"_M.vmap(lambda {', '.join(params)}: {expr}, {dt}, {', '.join(args)})")
+        return f"_M.vmap(lambda {', '.join(params)}: {expr}, {dt}, {', '.join(args)})"
 
     # -- affine maps ----------------------------------------------------------------
     def lower_map(self, m: AffineMap, operands) -> tuple[list[AffineExpr], list[str], list]:
@@ -336,11 +346,11 @@ class FunctionTranslator:
     def set_index(self, v: Value, e: AffineExpr, names, ranges) -> None:
         """Define the index value ``v`` as ``e``."""
         if e.is_constant:
-            c = e.constant_term
+            c = S.wrap(e.constant_term, scalar_info(v.type).width)
             self.exprs[v], self.consts[v], self.ranges[v] = int_literal(c), c, (c, c)
             return
-        self.assign(v, py_affine(e, names))
-        self.ranges[v] = e.bounds(ranges)
+        expr, self.ranges[v] = index_expr(e, names, ranges)
+        self.assign(v, expr)
 
     # -- memory access ----------------------------------------------------------------
     def element_index(self, mem: MemInfo, exprs: list[AffineExpr], names, ranges) -> str:

@@ -179,7 +179,7 @@ func.func @refusals(%A: memref<8x8xf32>, %B: memref<8xf32>, %T: memref<8x8xf32>,
     affine.store %s, %B[%i] : memref<8xf32>
   }
   affine.for %i = 0 to 8 {
-    %n = affine.load %I[%i] : memref<8xindex>
+    %n = affine.apply affine_map<(d0) -> (8 - d0)>(%i)
     %s = affine.for %j = 0 to %n iter_args(%acc = %z) -> (f32) {
       %x = affine.load %A[%i, %j] : memref<8x8xf32>
       %a = arith.addf %acc, %x : f32
