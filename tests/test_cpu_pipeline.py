@@ -113,7 +113,9 @@ def test_random_programs_through_the_exact_pipeline(cases):
 
 def test_random_fusion_programs_through_the_exact_pipeline():
     """100 programs shaped for fusion (50 x 2) scheduled for 128-bit vectors, exactly equal;
-    ``cpu-schedule`` changes 52 of them (measured; a fixed figure: this test is derandomized)."""
+    ``cpu-schedule`` changes 48 of them (measured; a fixed figure: this test is derandomized; it was
+    52 before fusion measured its extra work as MLIR does: 20 of the 100 programs fuse further, 506
+    loops after fusion became 488, and fused nests are scheduled less often)."""
     count = {"programs": 0, "scheduled": 0}
 
     @settings(max_examples=50, derandomize=True, database=None, **FAST)  # the share is a fixed figure
@@ -123,7 +125,7 @@ def test_random_fusion_programs_through_the_exact_pipeline():
         count["programs"] += len(cases)
 
     check()
-    assert count["programs"] == 100 and count["scheduled"] >= 52, count
+    assert count["programs"] == 100 and count["scheduled"] >= 48, count
 
 
 @settings(max_examples=15, **FAST)
