@@ -44,24 +44,23 @@ class _UsageError(ValueError):
     """A bad command line (exit status 2, reported as argparse does)."""
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
+def _int_at_least(minimum: int, what: str):
+    """An argparse type: an integer >= ``minimum``, else a usage error saying ``what`` was expected."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {n}")
+        return n
+
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {n}")
-    return n
+_positive = _int_at_least(1, "a positive integer")
+_non_negative = _int_at_least(0, "an integer >= 0")
 
 
 def _parser() -> argparse.ArgumentParser:
