@@ -41,7 +41,7 @@ from affine_ir.dialects.memref import AllocaOp, AllocOp, DimOp
 from affine_ir.types import MemRefType, VectorType
 
 from .isl_bridge import Scop, Statement, UnsupportedError, _constant_index
-from .isl_results import BudgetExceeded, isl_budget
+from .isl_results import BudgetExceeded, isl_budget, val_to_int
 
 __all__ = ["BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds"]
 
@@ -326,7 +326,7 @@ def _first_point(oob: isl.Set) -> isl.Point:
 
 
 def _coordinate(point: isl.Point, kind, k: int) -> int:
-    return int(point.get_coordinate_val(kind, k).to_python())
+    return val_to_int(point.get_coordinate_val(kind, k))
 
 
 def _witness(s: Statement, ivs: dict[Value, int], params: dict[str, int], scop: Scop) -> dict[str, int]:

@@ -40,6 +40,7 @@ from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 
 from .isl_bridge import Scop, Statement, UnsupportedError, enclosing_loops
+from .isl_results import val_to_int
 
 __all__ = ["Dependence", "DependenceAnalysis", "Range", "dependences", "format_range"]
 
@@ -344,7 +345,7 @@ def _may_components(depth: int, c: int) -> tuple[Range, ...]:
 def _val(v: isl.Val) -> int | None:
     if v.is_infty() or v.is_neginfty() or v.is_nan():
         return None
-    return int(v.to_python())
+    return val_to_int(v)
 
 
 def _hull(ranges: list[Range]) -> Range:

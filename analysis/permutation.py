@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import islpy as isl
 
 from .dependences import Dependence
+from .isl_results import val_to_int
 
 __all__ = ["permutation_violation"]
 
@@ -72,4 +73,4 @@ def _violating_delta(m: isl.Map, n: int, inverse: list[int]) -> tuple[int, ...] 
         return None
     nparam = hit.dim(_DT.param)
     point = hit.move_dims(_DT.set, 0, _DT.param, 0, nparam).sample_point()
-    return tuple(point.get_coordinate_val(_DT.set, nparam + k).to_python() for k in range(n))
+    return tuple(val_to_int(point.get_coordinate_val(_DT.set, nparam + k)) for k in range(n))

@@ -52,6 +52,7 @@ from .isl_results import (
     integral_pw_aff,
     isl_budget,
     pw_aff_as_extremum,
+    val_to_int,
 )
 
 __all__ = ["MemRefRegion", "element_size_in_bytes", "memref_region"]
@@ -271,8 +272,8 @@ def _constant_extent(lo: isl.PwAff, hi: isl.PwAff, ctx: isl.Set, single: isl.Aff
     for a in candidates:
         ext = integral_pw_aff(hi - _on(a, ctx) + 1)
         top = ext.max_val()
-        if top.is_int() and (best is None or top.to_python() < best[1]):
-            best = (a, int(top.to_python()), a is single and ext.min_val().to_python() == top.to_python())
+        if top.is_int() and (best is None or val_to_int(top) < best[1]):
+            best = (a, val_to_int(top), a is single and ext.min_val().eq(top))
     return best
 
 

@@ -24,6 +24,10 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.test_source_root
 config.environment["PYTHONPATH"] = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+# lit passes HOME on: keep a RUN line that compiles out of the user's cache, as the suite does
+for name in ("AFFINE_IR_CACHE", "XDG_CACHE_HOME"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 
 python = f'"{sys.executable}"'
 filecheck = shutil.which("filecheck")
