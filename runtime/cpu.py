@@ -41,13 +41,14 @@ Guarantees
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import struct
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -90,6 +91,13 @@ class _Compiled:
     text: str  # the emitted LLVM IR ('' after a disk hit)
     source: str  # how it was obtained: "compiled", "memory" or "disk"
     failure_sites: tuple[FailureSite, ...] = ()
+    #: Held by a call of code that can fail: the failure flag is one global of the loaded code,
+    #: so two calls at once could otherwise report each other's failure (or miss their own).
+    call_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def serialized(self):
+        """The context a call runs in: the call lock when the code has failure sites."""
+        return self.call_lock if self.failure_sites else contextlib.nullcontext()
 
     def check_failures(self) -> None:
         """LaunchError naming what failed during the last call (an allocation, an access out of
@@ -376,18 +384,19 @@ class CPUExecutable:
         compiled, abi, entry, segs = self._variant(not overlap)
         out = ctypes.create_string_buffer(8 * max(1, len(self._results)))
         argp, outp = ctypes.addressof(buf), ctypes.addressof(out)
-        if not segs or self.threads == 1:
-            entry(argp, None, 0, 0, outp)
-            compiled.check_failures()
-        else:
-            frame = ctypes.create_string_buffer(max(8, abi.frame_size))
-            framep = ctypes.addressof(frame)
-            for s, run, bounds, combine in segs:
-                if s.kind == "serial":
-                    run(argp, framep, 0, 0, outp)
-                else:
-                    self._run_parallel(s, run, bounds, combine, argp, framep)
+        with compiled.serialized():
+            if not segs or self.threads == 1:
+                entry(argp, None, 0, 0, outp)
                 compiled.check_failures()
+            else:
+                frame = ctypes.create_string_buffer(max(8, abi.frame_size))
+                framep = ctypes.addressof(frame)
+                for s, run, bounds, combine in segs:
+                    if s.kind == "serial":
+                        run(argp, framep, 0, 0, outp)
+                    else:
+                        self._run_parallel(s, run, bounds, combine, argp, framep)
+                    compiled.check_failures()
         raw = out.raw
         results = tuple(_result(raw[8 * k:], t) for k, t in enumerate(self._results))
         if not results:

@@ -272,6 +272,33 @@ def test_bounds_checked_build_names_the_access_out_of_bounds(n, line):
     assert a.tolist() == [1.0] * 14 + [0.0] * 2
 
 
+
+def test_concurrent_calls_report_only_their_own_failed_allocation():
+    """The failure flag is one global of the loaded code: calls from several Python threads at
+    once are serialized, so a call that fails raises and one that succeeds never does."""
+    import threading
+
+    m = air.parse(ALLOCS, "allocs.mlir")
+    exe = runtime.compile(m, target="cpu", pipeline="", fn="outer", threads=1)
+    wrong = []
+
+    def call(n: int, fails: bool) -> None:
+        for _ in range(1000):
+            try:
+                exe(np.zeros(4, np.float32), n)
+                if fails:
+                    wrong.append(f"n={n} did not raise")
+            except LaunchError as e:
+                if not fails:
+                    wrong.append(f"n={n} raised {e}")
+
+    threads = [threading.Thread(target=call, args=(n, n < 0)) for n in (-5, 3, -7, 8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, wrong[:3]
+
 # -- the command-line tools ----------------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent
