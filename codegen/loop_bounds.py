@@ -4,8 +4,7 @@ iteration may pass INT64_MAX (then the loop must count its iterations instead)."
 from __future__ import annotations
 
 from affine_ir.affine_map import AffineMap
-
-INT64_MAX = (1 << 63) - 1
+from affine_ir.types import INT64_MAX
 
 __all__ = ["INT64_MAX", "constant_upper_limit", "may_step_past_int64"]
 

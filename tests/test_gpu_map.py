@@ -324,6 +324,35 @@ func.func @empty(%A: memref<10xf32>, %N: index) {
         assert_same_results(m, out, [np.zeros(10, np.float32), n])
 
 
+
+@pytest.mark.parametrize("step", [2**60, 2**58 + 1])
+def test_steps_whose_thread_offsets_pass_64_bits_stay_sequential(step):
+    """A thread's IV is (block id * b + thread id) * step: with step * b past INT64_MAX its
+    coefficient has no 64-bit form (the text did not parse back, the C literal overflowed), so
+    the nest runs sequentially in one thread instead."""
+    text = f"""
+func.func @k(%A: memref<8xi64>, %N: index) {{
+  %z = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  affine.parallel (%t) = (0) to (8) {{
+    %r = affine.for %i = 0 to %N step {step} iter_args(%c = %z) -> (i64) {{
+      %c2 = arith.addi %c, %one : i64
+      affine.yield %c2 : i64
+    }}
+    affine.store %r, %A[%t] : memref<8xi64>
+  }}
+  affine.parallel (%i) = (0) to (%N) step ({step}) {{
+    %q = affine.apply affine_map<(d0) -> (d0 floordiv {step})>(%i)
+    affine.store %one, %A[%q] : memref<8xi64>
+  }}
+  return
+}}"""
+    m = air.parse(text)
+    out, decisions = mapped(m)
+    assert "passes 64 bits" in decisions[-1].message, [d.message for d in decisions]
+    for n in (0, 1, 3 * step, min(8 * step, 2**63 - 1)):  # %q stays inside %A
+        assert_same_results(m, out, [np.zeros(8, np.int64), n])
+
 def test_block_sizes_option():
     m = lib.matmul(64, 64, 8)
     out, decisions = mapped(m, "gpu-map{block-sizes=16,4}")

@@ -21,7 +21,7 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.dialects.memref import AllocaOp
-from affine_ir.types import MemRefType, index, memref
+from affine_ir.types import INT64_MAX, MemRefType, index, memref
 
 from .errors import TransformError
 from .loop_utils import value_name
@@ -229,6 +229,8 @@ def parallel_band(op: Operation, is_host_value=None) -> tuple[list[BandDim], str
             bad = next((v for v in d.operands if not is_host_value(v)), None)
             if bad is not None:
                 return band, f"the bounds of {d.name} use {value_name(bad)}, which is not a host value"
+            if d.step * MAX_THREADS > INT64_MAX:  # a thread's IV (block id * threads + thread id) * step
+                return band, f"the step of {d.name} ({d.step}) times a block of threads passes 64 bits"
         band += dims
         body = [o for o in cur.body.ops if not isinstance(o, AffineYieldOp)]
         if len(body) != 1 or not isinstance(body[0], (AffineForOp, AffineParallelOp)):
