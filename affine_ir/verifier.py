@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from .core import Operation
+from .dialects.affine_symbols import shared_verdicts
 from .errors import VerifyError
 from .types import ShapedType, Type, shaped_type_size_problem
 
@@ -19,7 +20,8 @@ def verify(root: Operation) -> None:
     (types, map arities, index counts, yields vs results, positive steps, ...).
     """
     try:
-        _verify_op(root, set())
+        with shared_verdicts():  # the IR does not change while it is verified
+            _verify_op(root, set())
     except RecursionError:
         raise root.error("is nested too deeply to verify") from None
 

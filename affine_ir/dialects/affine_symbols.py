@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import EllipsisType
 
 from ..affine_expr import AffineExpr
@@ -96,6 +98,9 @@ def _valid_symbol(v: Value, scope: Region | None, memo: dict) -> bool:
 def _solve(node: tuple, memo: dict) -> bool:
     if node in memo:
         return memo[node]
+    quick = _settled(*node)
+    if quick is not None:
+        return quick
     stack, expanded = [(node, False)], set()
     while stack:
         current, ready = stack.pop()
@@ -108,6 +113,20 @@ def _solve(node: tuple, memo: dict) -> bool:
             stack.append((current, True))
             stack.extend((d, False) for d in _dependencies(*current) if d not in memo)
     return memo[node]
+
+
+def _settled(v: Value, scope: Region | None, kind: str) -> bool | None:
+    """The verdict of the most frequent cases, which need no other node (None: solve it): a value
+    defined at the top of the scope, a constant, an induction variable used as a dim."""
+    from .arith import ConstantOp
+
+    if v.type != index:
+        return False
+    if _is_top_level_in(v, scope) or isinstance(v.owner, ConstantOp):
+        return True
+    if kind == _DIM and is_affine_induction_var(v):
+        return True
+    return None
 
 
 def _dependencies(v: Value, scope: Region | None, kind: str) -> list[tuple]:
@@ -220,6 +239,20 @@ def constant_index_value(v: Value) -> int | None:
     return None
 
 
+_shared_memo: ContextVar[dict | None] = ContextVar("affine_dim_symbol_verdicts", default=None)
+
+
+@contextmanager
+def shared_verdicts() -> Iterator[None]:
+    """Within this context the dim/symbol verdicts of :func:`check_dim_and_symbol_operands` are
+    kept and reused (for one walk of an IR that does not change meanwhile, e.g. a verifier run)."""
+    token = _shared_memo.set({})
+    try:
+        yield
+    finally:
+        _shared_memo.reset(token)
+
+
 def check_dim_and_symbol_operands(op: Operation, num_dims: int, num_inputs: int, operands: Sequence[Value],
                                   what: str) -> None:
     """VerifyError unless ``operands`` are ``num_inputs`` index values, the first ``num_dims``
@@ -230,7 +263,8 @@ def check_dim_and_symbol_operands(op: Operation, num_dims: int, num_inputs: int,
     for v in operands:
         if v.type != index:
             raise op.error(f"{what} operand has type {v.type}, expected index")
-    scope, memo = affine_scope(op), {}
+    scope, memo = affine_scope(op), _shared_memo.get()
+    memo = {} if memo is None else memo
     for k, v in enumerate(operands):
         if k < num_dims and not _valid_dim(v, scope, memo):
             raise op.error(f"operand cannot be used as a dimension id ({what} operand #{k}: "
