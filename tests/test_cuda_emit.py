@@ -1604,6 +1604,27 @@ def test_loops_stepping_past_int64_max_count_their_iterations():
     assert any(ln.startswith("for (long long k = 1; k < 128; ++k)") for ln in body_lines(plain))
 
 
+
+def test_counted_loop_whose_iv_is_not_printed_compiles_cleanly():
+    """A counted loop (symbolic upper bound, step 2) whose IV only a dead op uses: the body never
+    names the IV, and NVRTC must still print no warning (a random GPU program found this)."""
+    m = air.parse("""
+func.func @k(%A: memref<64xf32>, %n: index) {
+  affine.for %i = 0 to 4 {
+    affine.for %l = affine_map<(d0) -> (d0)>(%i) to %n step 2 {
+      %a = affine.apply affine_map<(d0) -> (d0 + 1)>(%l)
+      %x = affine.load %A[0] : memref<64xf32>
+      affine.store %x, %A[1] : memref<64xf32>
+    }
+  }
+  return
+}""")
+    import transforms
+
+    p = emit(transforms.PassManager.parse("gpu-map").run(m))
+    assert any(ln.startswith("for (unsigned long long l_k") for ln in body_lines(p)), p.source
+    assert_clean_compile(p)
+
 @gpu
 @pytest.mark.gpu
 def test_gpu_loops_stepping_past_int64_max_match_the_interpreter():

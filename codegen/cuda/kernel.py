@@ -390,7 +390,9 @@ class KernelPrinter:
             k, n = self.namer.fresh(iv + "_k"), self.namer.fresh(iv + "_n")
             self.emit(f"for (unsigned long long {k} = 0, {n} = {c_trip_count(lb, ub, op.step)}; {k} < {n}; ++{k}) {{")
             if op.induction_var.has_uses:
-                self.emit(f"  const long long {iv} = (long long)((unsigned long long)({lb}) + {k} * {op.step}ULL);")
+                # (void): the body's printed form may not name the IV (a dead use), which NVRTC warns about
+                self.emit(f"  const long long {iv} = (long long)((unsigned long long)({lb}) + {k} * {op.step}ULL); "
+                          f"(void){iv};")
         else:
             step = f"++{iv}" if op.step == 1 else f"{iv} += {op.step}"
             self.emit(f"for (long long {iv} = {lb}; {iv} < {ub}; {step}) {{")
