@@ -475,9 +475,19 @@ def _divisor(e: AffineExpr, op: str, c: Any) -> int:
     return value
 
 
+#: The least and largest values of ``index`` (64-bit) and of every constant in affine expressions.
+INDEX_MIN = -(1 << 63)
+INDEX_MAX = (1 << 63) - 1
+
+
+def fits_index(value: int) -> bool:
+    """Whether ``value`` is an ``index`` (fits in a signed 64-bit integer)."""
+    return INDEX_MIN <= value <= INDEX_MAX
+
+
 def _fits_int64(e: AffineExpr) -> bool:
     """Whether the constant and the coefficients of ``e``'s terms fit in a signed 64-bit integer."""
-    return all(-(1 << 63) <= v < (1 << 63) for v in (e._const, *(k for _, k in e._terms)))
+    return all(fits_index(v) for v in (e._const, *(k for _, k in e._terms)))
 
 
 def _make_div(kind: int, e: AffineExpr, c: int) -> AffineExpr:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from affine_ir import AffineMap
+from affine_ir.affine_expr import fits_index
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
 from analysis import Dependence, constant_trip_count, dependences
 
@@ -124,6 +125,20 @@ def check_tiling(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...]
                                        f"tiles would run its destination before its source", loops=prefix,
                                  dependence=dep)
     _check_rectangular(band, tiled)
+    _check_index_range(band, sizes, tiled)
+
+
+def _check_index_range(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...], tiled: list[int]) -> None:
+    """Refuse a tile whose loop step (size * step) or point-loop bound (IV + size * step, for
+    constant bounds) would pass the 64-bit ``index`` range."""
+    for k in tiled:
+        lp = band[k]
+        span = max(lv[k] for lv in sizes) * lp.step
+        bounds = lp.constant_bounds
+        if not fits_index(span) or (bounds is not None and not fits_index(max(bounds) + span)):
+            raise TransformError(PASS, f"cannot tile {loop_name(lp)} in {loops_text(band)}: a tile of "
+                                       f"{max(lv[k] for lv in sizes)} iterations of step {lp.step} needs index "
+                                       f"values past 2**63 - 1", loops=band)
 
 
 def _check_nesting(band: Sequence[AffineForOp]) -> None:
