@@ -102,14 +102,14 @@ def _shrink_ir(current: Callable[[], Case], attempt: Callable[[Case], bool], dea
 
 def ir_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(k, smaller program text)`` for the ops of the kernel function in pre-order from the
-    ``start``-th: the op erased (when no result is used and it is no terminator), and a loop
-    with constant bounds cut to one iteration. Every candidate verifies and keeps its accesses
-    a subset of the original's (so they stay in bounds)."""
+    ``start``-th: the op erased (when no result is used and it is no terminator), a loop of
+    one iteration replaced by its body, and a loop with constant bounds cut to one iteration.
+    Every candidate verifies and keeps its accesses a subset of the original's (in bounds)."""
     import affine_ir as air
 
     count = sum(1 for _ in kernel_function(air.parse(text)).walk())
     for k in range(max(1, start), count):
-        for change in (_erase, _one_iteration):
+        for change in (_erase, _inline_one_iteration, _one_iteration):
             module = air.parse(text)
             op = list(kernel_function(module).walk())[k]
             if change(op):
@@ -123,6 +123,23 @@ def ir_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
 def _erase(op) -> bool:
     if op.is_terminator or any(r.has_uses for r in op.results):
         return False
+    op.erase()
+    return True
+
+
+def _inline_one_iteration(op) -> bool:
+    """A loop of one iteration without results replaced by its body (the IV by a constant)."""
+    if not isinstance(op, AffineForOp) or op.constant_trip_count != 1 or op.results:
+        return False
+    from ..builder import Builder
+
+    b = Builder()
+    with b.before(op):
+        iv = b.constant(op.constant_bounds[0], "index")
+    op.induction_var.replace_all_uses_with(iv)
+    block = op.parent
+    for inner in [c for c in op.body.ops if not c.is_terminator]:
+        block.insert_before(op, inner.detach())
     op.erase()
     return True
 
