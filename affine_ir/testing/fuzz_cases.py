@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import traceback
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -102,7 +102,8 @@ class Outcome:
     """What running a case gave: ``kind`` is ``ok``, ``refused`` (a clean error of the project's
     types), ``mismatch``, ``internal`` (any other exception, or IR that does not verify or print
     back), ``hang`` or ``crash``; ``stage`` where (``reference``, ``pipeline``, ``compile``,
-    ``run``...), ``error`` the exception type, ``message``, and ``where`` (innermost project frame)."""
+    ``run``...), ``error`` the exception type, ``message``, and ``where`` (the innermost project
+    frame of an exception; ``after <pass>`` for a wrong or unprintable output)."""
 
     kind: str
     stage: str = ""
@@ -112,8 +113,10 @@ class Outcome:
 
     @property
     def signature(self) -> tuple[str, str, str]:
-        """What two findings share when they are the same bug (for deduplication and shrinking)."""
-        return self.kind, self.error, self.where if self.kind == "internal" else ""
+        """What two findings share when they are the same bug (for deduplication and shrinking):
+        the kind, the error type and ``where`` (for a mismatch or an output that does not print
+        back: ``after <pass>``, the first pass whose output differs)."""
+        return self.kind, self.error, self.where
 
 
 # ----- building and drawing cases ------------------------------------------------------------------------
@@ -267,10 +270,40 @@ def _transform(case: Case, module) -> tuple:
     try:
         text = str(out)
         if str(air.parse(text)) != text:
-            return None, Outcome("internal", "print", "RoundTrip", "the output does not print back to itself")
+            return None, Outcome("internal", "print", "RoundTrip", "the output does not print back to itself",
+                                 _culprit(case.pipeline, module, lambda m: not _prints_back(m)))
     except Exception as e:
-        return None, _exception_outcome("print", e, clean=False)
+        failed = _exception_outcome("print", e, clean=False)
+        failed.where = _culprit(case.pipeline, module, lambda m: not _prints_back(m)) or failed.where
+        return None, failed
     return out, None
+
+
+def _prints_back(module) -> bool:
+    import affine_ir as air
+
+    try:
+        text = str(module)
+        return str(air.parse(text)) == text
+    except Exception:
+        return False
+
+
+def _culprit(pipeline: tuple[str, ...] | None, module, fails) -> str:
+    """``after <pass>``: the first pass of ``pipeline`` whose output ``fails`` (or that raises);
+    ``""`` when no pass's output fails (the backend's fault, for a compiled mode)."""
+    from transforms import PassManager
+
+    current = module
+    for entry in pipeline or ():
+        name = f"after {entry.split('{')[0]}"
+        try:
+            current = PassManager.parse(entry).run(current)
+            if fails(current):
+                return name
+        except Exception:
+            return name
+    return ""
 
 
 def _compare(want: list, got: list, stage: str) -> Outcome:
@@ -299,20 +332,32 @@ def _run_after(out, args, want, stage: str) -> Outcome:
 
 def _run_passes(case: Case, module, args, want) -> Outcome:
     out, failed = _transform(case, module)
-    return failed or _run_after(out, args, want, "run")
-
-
-def _run_gpu_emulation(case: Case, module, args, want) -> Outcome:
-    from ..interp.gpu import reversed_schedule
-
-    out, failed = _transform(case, module)
     if failed:
         return failed
+    result = _run_after(out, args, want, "run")
+    if result.kind == "mismatch":
+        result.where = _culprit(case.pipeline, module, lambda m: _run_after(m, args, want, "").kind != "ok")
+    return result
+
+
+def _both_orders(out, args, want) -> Outcome:
+    from ..interp.gpu import reversed_schedule
+
     result = _run_after(out, args, want, "forward")
     if result.kind != "ok":
         return result
     with reversed_schedule():
         return _run_after(out, args, want, "reversed")
+
+
+def _run_gpu_emulation(case: Case, module, args, want) -> Outcome:
+    out, failed = _transform(case, module)
+    if failed:
+        return failed
+    result = _both_orders(out, args, want)
+    if result.kind == "mismatch":
+        result.where = _culprit(case.pipeline, module, lambda m: _both_orders(m, args, want).kind != "ok")
+    return result
 
 
 def _run_cpu(case: Case, module, args, want) -> Outcome:
@@ -330,9 +375,11 @@ def _run_cpu(case: Case, module, args, want) -> Outcome:
         return _exception_outcome("call", e, _clean(e))
     arrays = [a for a in got if isinstance(a, np.ndarray)]
     returned = [] if result is None else list(result) if isinstance(result, tuple) else [result]
-    return _compare(want, arrays + returned, "cpu")
+    outcome = _compare(want, arrays + returned, "cpu")
+    if outcome.kind == "mismatch" and not case.alias:  # the passes compute the same on distinct arrays?
+        from transforms.pipelines import CPU_PIPELINE
 
-
-def without_alias(case: Case) -> Case:
-    """``case`` with distinct arrays for every argument."""
-    return replace(case, alias=False)
+        pipeline = case.pipeline if case.pipeline is not None else tuple(CPU_PIPELINE.split(","))
+        outcome.where = _culprit(pipeline, module, lambda m: _run_after(m, args, want, "").kind != "ok") \
+            or "codegen/runtime"
+    return outcome

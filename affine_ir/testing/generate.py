@@ -243,6 +243,8 @@ class _Generator:
                 ubs.append(other)
         if self.o.allow_minmax and self.o.allow_wide_minmax and self.coin(50):
             lbs, ubs = self.widen(ctx, lbs, lb, extent), self.widen(ctx, ubs, lb, extent, upper=True)
+            if self.coin(30):  # one iteration (or none) whatever the other terms say
+                ubs.insert(self.int(0, len(ubs)), lb + (0 if self.coin(25) else 1))
         span = min(self.bounds(u - lb)[1] for u in ubs)
         if span > extent:  # cap the trip count: ub <= lb + extent
             cap = lb + self.int(1, extent)
@@ -254,7 +256,7 @@ class _Generator:
                 span = min(span, self.bounds(cap - lb)[1])
         lo = max(self.bounds(e)[0] for e in lbs)
         hi = min(self.bounds(e)[1] for e in ubs) - 1
-        if hi < lo:  # provably empty whatever the symbols and outer IVs: make it a plain range
+        if hi < lo and not self.o.allow_wide_minmax:  # provably empty: make it a plain range
             lbs, ubs = [lb], [lb + self.int(1, extent)]
             span = self.bounds(ubs[0] - lb)[1]
             lo, hi = self.bounds(lb)[0], self.bounds(ubs[0])[1] - 1
