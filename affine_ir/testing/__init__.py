@@ -31,6 +31,18 @@ API
   :func:`fusion_features` names what such a program contains; memory stays within
   :data:`ACC_BOUND`.
 
+- :func:`program_options`, :func:`inputs_from_bytes` (``alias=True``: one array for two memref
+  arguments of one type, :func:`aliased_pairs`), :func:`copy_arguments` (copies that keep aliasing).
+- ``python -m affine_ir.testing.fuzz --minutes N``: the long fuzzing run (:mod:`.fuzz`): random
+  programs x random pipelines, the CPU pipeline compiled, the GPU pipeline on the launch
+  emulation in both thread orders, fusion modes; each case in a worker with a time limit;
+  findings minimized and written as reproducers.
+
+Options off by default (same bytes, same programs as before they existed): ``allow_aliasing``,
+``allow_limits`` (loops near the ``index`` limits, IV + step past ``2**63 - 1``, 0..3 iterations,
+only ``iv mod k`` reaching memory), ``allow_wide_minmax`` (bounds of up to 5 terms, constants
+among them, in drawn orders, under loops of one iteration or none).
+
 What the programs contain
 -------------------------
 Up to ``max_nests`` top-level nests sharing a small pool of memrefs (producer/consumer,
