@@ -712,3 +712,19 @@ def test_tiles_whose_indices_pass_64_bits_are_refused():
     assert_refused_unchanged(lambda: tile_band([loop], [2]), m)  # %j + 2 * 2**61 passes 2**63 - 1 too
     out = assert_preserves_semantics("affine-loop-tile{tile-size=2 tile-levels=2}", m, [np.zeros(1, np.int32)])
     assert str(out) == str(air.parse(NEAR_INDEX_MAX))  # the pass records the refusal and goes on
+
+
+def test_tiles_of_symbolic_bounds_near_the_index_limit_are_refused():
+    """An upper bound ``%N + (2**63 - 5)`` and tiles of 6: the full tiles' guard and bounds would
+    hold constants past 2**63 - 1 (the fuzzer found ``tile{separate}`` printing 2**63 + 5)."""
+    m = air.parse("""
+    func.func @k(%S: memref<3xf32>, %N: index) {
+      affine.for %j = 9223372036854775790 to affine_map<()[s0] -> (s0 + 9223372036854775802)>()[%N] step 3 {
+        %c = arith.constant 1.0 : f32
+        affine.store %c, %S[%j mod 3] : memref<3xf32>
+      }
+      return
+    }""")
+    loop = next(op for op in m.walk() if isinstance(op, AffineForOp))
+    err = assert_refused_unchanged(lambda: tile_band([loop], [2], separate=True), m)
+    assert "past 2**63 - 1" in err.reason

@@ -129,13 +129,14 @@ def check_tiling(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...]
 
 
 def _check_index_range(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...], tiled: list[int]) -> None:
-    """Refuse a tile whose loop step (size * step) or point-loop bound (IV + size * step, for
-    constant bounds) would pass the 64-bit ``index`` range."""
+    """Refuse a tile whose loop step (size * step) or bounds (a bound's constant plus or minus
+    size * step: the point loops' ``tile IV + size * step``, the full tiles' bounds) could pass
+    the 64-bit ``index`` range."""
     for k in tiled:
         lp = band[k]
         span = max(lv[k] for lv in sizes) * lp.step
-        bounds = lp.constant_bounds
-        if not fits_index(span) or (bounds is not None and not fits_index(max(bounds) + span)):
+        constants = [abs(e.constant_term) for e in (*lp.lower_bound_map.results, *lp.upper_bound_map.results)]
+        if not fits_index(max(constants, default=0) + span):
             raise TransformError(PASS, f"cannot tile {loop_name(lp)} in {loops_text(band)}: a tile of "
                                        f"{max(lv[k] for lv in sizes)} iterations of step {lp.step} needs index "
                                        f"values past 2**63 - 1", loops=band)
