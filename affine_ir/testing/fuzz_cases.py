@@ -236,6 +236,9 @@ def run_case(case: Case) -> Outcome:
         want = run(module, args)
     except Exception as e:  # the generator's promise: valid, in bounds
         return _exception_outcome("reference", e, clean=False)
+    if not _prints_back(module):
+        return Outcome("internal", "reference", "RoundTrip", f"the generated program does not print back:\n{module}",
+                       "generator")
     runner = {"cpu": _run_cpu, "gpu-emu": _run_gpu_emulation}.get(case.mode, _run_passes)
     return runner(case, module, args, want)
 

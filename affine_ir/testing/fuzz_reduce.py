@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from ..affine_expr import fits_index
 from ..affine_map import AffineMap
 from ..dialects.affine import AffineForOp
 from .checks import kernel_function
@@ -107,7 +108,10 @@ def ir_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     Every candidate verifies and keeps its accesses a subset of the original's (in bounds)."""
     import affine_ir as air
 
-    count = sum(1 for _ in kernel_function(air.parse(text)).walk())
+    try:
+        count = sum(1 for _ in kernel_function(air.parse(text)).walk())
+    except air.IRError:  # nothing to shrink on text that does not parse
+        return
     for k in range(max(1, start), count):
         for change in (_erase, _inline_one_iteration, _one_iteration):
             module = air.parse(text)
@@ -148,5 +152,7 @@ def _one_iteration(op) -> bool:
     if not isinstance(op, AffineForOp) or (op.constant_trip_count or 0) <= 1:
         return False
     lb = op.constant_bounds[0]
+    if not fits_index(lb + op.step):
+        return False
     op.set_bounds(op.lower_bound_map, (), AffineMap.constant_map(lb + op.step), ())
     return True
