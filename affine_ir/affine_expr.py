@@ -402,7 +402,9 @@ class AffineExpr:
         """An expression equal to ``self`` at every point within the given ranges.
 
         A div/mod term whose operand stays within one block ``[k*c, k*c + c - 1]``
-        becomes ``k`` (floordiv), ``e - k*c`` (mod) or the constant ceildiv value.
+        becomes ``k`` (floordiv), ``e - k*c`` (mod) or the constant ceildiv value, unless that
+        would need a constant or coefficient outside 64 bits (``d0 mod 3`` for ``d0`` near
+        ``-2**63`` stays): the result always prints as IR that parses back.
         """
         result = AffineExpr((), self._const)
         for a, k in self._terms:
@@ -418,6 +420,8 @@ class AffineExpr:
                     sub = AffineExpr((), _div_value(kind, lo, c))
                 elif kind == MOD and lo // c == hi // c:
                     sub = inner - (lo // c) * c
+            if sub is not None and not (_fits_int64(sub) and _fits_int64(result + sub._scale(k))):
+                sub = None
             if sub is None:
                 sub = _make_div(kind, inner, c)
             result = result + sub._scale(k)
@@ -469,6 +473,21 @@ def _divisor(e: AffineExpr, op: str, c: Any) -> int:
     if value <= 0:
         raise AffineError(f"{op} of ({e}) by non-positive constant {value}")
     return value
+
+
+#: The least and largest values of ``index`` (64-bit) and of every constant in affine expressions.
+INDEX_MIN = -(1 << 63)
+INDEX_MAX = (1 << 63) - 1
+
+
+def fits_index(value: int) -> bool:
+    """Whether ``value`` is an ``index`` (fits in a signed 64-bit integer)."""
+    return INDEX_MIN <= value <= INDEX_MAX
+
+
+def _fits_int64(e: AffineExpr) -> bool:
+    """Whether the constant and the coefficients of ``e``'s terms fit in a signed 64-bit integer."""
+    return all(fits_index(v) for v in (e._const, *(k for _, k in e._terms)))
 
 
 def _make_div(kind: int, e: AffineExpr, c: int) -> AffineExpr:

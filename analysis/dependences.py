@@ -40,7 +40,7 @@ from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 
 from .isl_bridge import Scop, Statement, UnsupportedError, enclosing_loops
-from .isl_results import val_to_int
+from .isl_results import int_val, val_to_int
 
 __all__ = ["Dependence", "DependenceAnalysis", "Range", "dependences", "format_range"]
 
@@ -363,7 +363,7 @@ def _fix_params(m: isl.Map, params: tuple[tuple[str, Value], ...], values: dict[
         if pos < 0:
             continue
         if v in values:
-            m = m.fix_val(_DT.param, pos, isl.Val.int_from_si(ctx, int(values[v]))).project_out(_DT.param, pos, 1)
+            m = m.fix_val(_DT.param, pos, int_val(ctx, int(values[v]))).project_out(_DT.param, pos, 1)
         elif not m.involves_dims(_DT.param, pos, 1):
             m = m.project_out(_DT.param, pos, 1)
     return m

@@ -13,6 +13,14 @@ from affine_ir import AffineExpr, AffineMap, Value
 from .isl_bridge import Scop, UnsupportedError
 
 
+def int_val(ctx: isl.Context, value: int) -> isl.Val:
+    """The isl value of the Python int ``value``, of any size (``Val.int_from_si`` takes only a C
+    ``long``: a div of denominator 2**64, from loops of huge steps, raised TypeError)."""
+    if -(1 << 62) <= value < (1 << 62):
+        return isl.Val.int_from_si(ctx, value)
+    return isl.Val.read_from_str(ctx, str(value))
+
+
 def aff_to_expr(aff: isl.Aff, in_names: dict[int, AffineExpr], param_names: dict[int, AffineExpr]) -> AffineExpr:
     """An isl ``Aff`` as an AffineExpr; ``in_names``/``param_names`` map isl input dims and
     parameters (by position) to the expressions they stand for. Raises UnsupportedError for a
@@ -32,7 +40,7 @@ def aff_to_expr(aff: isl.Aff, in_names: dict[int, AffineExpr], param_names: dict
         if c:
             div = aff.get_div(k)
             d = val_to_int(div.get_denominator_val())
-            numer = aff_to_expr(div.scale_val(isl.Val.int_from_si(aff.get_ctx(), int(d))), in_names, param_names)
+            numer = aff_to_expr(div.scale_val(int_val(aff.get_ctx(), d)), in_names, param_names)
             total = total + numer.floordiv(int(d)) * int(c)
     total = total + int(val_to_int(aff.get_constant_val()) * den)
     return total
@@ -204,7 +212,7 @@ def fix_params(obj, scop: Scop, symbol_values: dict[Value, int] | None):
         if pos < 0:
             continue
         if id(v) in values:
-            obj = obj.fix_val(dt.param, pos, isl.Val.int_from_si(obj.get_ctx(), int(values[id(v)])))
+            obj = obj.fix_val(dt.param, pos, int_val(obj.get_ctx(), int(values[id(v)])))
         elif obj.involves_dims(dt.param, pos, 1):
             return None
     return obj.project_out(dt.param, 0, obj.dim(dt.param))

@@ -414,3 +414,15 @@ def test_iree_opt_parses_and_agrees(tmp_path: Any) -> None:
     consts = dict(re.findall(r"(%\S+) = arith.constant (-?\d+) : index", proc.stdout))
     returned = re.search(r"return (.*) :", proc.stdout).group(1).split(", ")
     assert [int(consts[v]) for v in returned] == [e.evaluate(*point) for e in exprs]
+
+
+def test_simplify_never_makes_constants_outside_64_bits() -> None:
+    """``d0 mod 3`` for ``d0`` in ``[-2**63, -2**63 + 1]`` is ``d0 + 2**63 + 1`` there, a constant
+    no IR can hold (the printed map did not parse back): the mod stays. Found by the fuzzer
+    (``canonicalize`` on a loop near the index limits)."""
+    low = -(1 << 63)
+    e = dim(0) % 3
+    assert e.simplify([(low, low + 1)]) == e
+    assert (dim(0) % 4).simplify([(low + 4, low + 5)]) == dim(0) - (low + 4)  # 2**63 - 4 fits
+    top = (1 << 63) - 1
+    assert (e + top).simplify([(-3, -1)]) == e + top  # d0 + 3 fits, the sum's constant top + 3 does not

@@ -194,3 +194,64 @@ def test_generator_covers_every_feature():
     collect()
     missing = REQUIRED_FEATURES - set(seen)
     assert not missing, f"never generated: {sorted(missing)}; counts: {dict(seen)}"
+
+
+# ----- the constructs behind options (aliasing, index limits, wide max/min bounds) ----------------------
+def _collect(strategy, examples: int = 60) -> list:
+    seen: list = []
+
+    @settings(max_examples=examples, derandomize=True, database=None, phases=[Phase.generate], **FAST)
+    @given(strategy)
+    def collect(x):
+        seen.append(x)
+
+    collect()
+    return seen
+
+
+def test_limit_loops_run_near_the_index_limits_in_bounds():
+    """``allow_limits``: bounds and steps near 2**62..2**63 - 1 and -2**63, some loops whose
+    last IV + step passes 2**63 - 1, every access in bounds and every value small."""
+    from affine_ir.dialects.affine import AffineForOp
+
+    near, overflowing = 0, 0
+    for m, args in _collect(programs_with_inputs(allow_limits=True), 80):
+        for out in run(m, args):
+            assert np.all(np.abs(out) <= ELEMENT_BOUND), str(m)
+        for op in m.walk():
+            if isinstance(op, AffineForOp) and op.constant_bounds and max(map(abs, op.constant_bounds)) >= 1 << 62:
+                near += 1
+                lb, ub = op.constant_bounds
+                trips = op.constant_trip_count
+                overflowing += trips > 0 and lb + trips * op.step > (1 << 63) - 1
+    assert near >= 30 and overflowing >= 5, (near, overflowing)
+
+
+def test_wide_minmax_bounds_have_several_terms_under_single_iteration_loops():
+    from affine_ir.dialects.affine import AffineForOp
+
+    wide, single_around_wide, empty = 0, 0, 0
+    for m in _collect(programs(allow_wide_minmax=True), 80):
+        for op in m.walk():
+            if not isinstance(op, AffineForOp):
+                continue
+            terms = op.lower_bound_map.num_results + op.upper_bound_map.num_results
+            if terms >= 4:
+                wide += 1
+                single_around_wide += any(isinstance(a, AffineForOp) and a.constant_trip_count == 1
+                                          for a in op.ancestors())
+            empty += op.constant_trip_count == 0
+    assert wide >= 40 and single_around_wide >= 5 and empty >= 5, (wide, single_around_wide, empty)
+
+
+def test_aliasing_programs_give_two_memrefs_one_type_and_inputs_alias():
+    from affine_ir.testing import aliased_pairs
+
+    cases = _collect(programs_with_inputs(alias=True), 60)
+    aliased = [(m, args) for m, args in cases if any(args[a] is args[b] for a, b in aliased_pairs(m))]
+    assert len(aliased) >= 30, len(aliased)
+    for m, args in aliased:
+        first, second = run(m, args), run(m, args)  # deterministic, in bounds, exact with aliasing
+        assert all(np.array_equal(x, y) for x, y in zip(first, second))
+    plain = _collect(programs_with_inputs(), 20)
+    assert not any(args[a] is args[b] for m, args in plain for a, b in aliased_pairs(m))

@@ -308,3 +308,17 @@ def _product(shape) -> int | None:
             return None
         n *= s
     return n
+
+
+def test_isl_functions_with_divs_past_64_bits_convert_back():
+    """A div of denominator 2**64 (loops of steps near 2**63 give them; the fuzzer found copy
+    generation failing with an internal TypeError from ``Val.int_from_si``) converts to a floordiv."""
+    import islpy as isl
+
+    from affine_ir.affine_expr import dim
+    from analysis.isl_results import aff_to_expr, int_val
+
+    aff = isl.PwAff("{ [i] -> [(floor(i / 18446744073709551616) + 1)] }").get_pieces()[0][1]
+    assert aff_to_expr(aff, {0: dim(0)}, {}) == dim(0).floordiv(1 << 64) + 1
+    ctx = aff.get_ctx()
+    assert [int_val(ctx, v).to_python() for v in (-(1 << 70), -5, 1 << 63)] == [-(1 << 70), -5, 1 << 63]

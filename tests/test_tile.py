@@ -686,3 +686,45 @@ def test_permutable_prefix_tiles_what_is_legal_of_a_conv_band():
     x = rng.integers(-3, 4, (1, 4, 10, 10)).astype(np.float32)
     w = rng.integers(-3, 4, (8, 4, 3, 3)).astype(np.float32)
     assert_equivalent(m, out, [x, w, np.zeros((1, 8, 8, 8), np.float32)])
+
+
+NEAR_INDEX_MAX = """
+func.func @k(%S: memref<1xi32>) {
+  %z = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %r = affine.for %j = 4611686018427387902 to 9223372036854775806 step 2305843009213693952 iter_args(%c = %z) -> (i32) {
+    %c2 = arith.addi %c, %one : i32
+    affine.yield %c2 : i32
+  }
+  affine.store %r, %S[0] : memref<1xi32>
+  return
+}
+"""
+
+
+def test_tiles_whose_indices_pass_64_bits_are_refused():
+    """Tiling a loop of step 2**61 by 2 on two levels made a step of 2**63 (found by the fuzzer:
+    the printed IR did not parse back); the tile must be refused, the IR unchanged."""
+    m = air.parse(NEAR_INDEX_MAX)
+    loop = next(op for op in m.walk() if isinstance(op, AffineForOp))
+    err = assert_refused_unchanged(lambda: tile_band([loop], [[4], [2]]), m)
+    assert "past 2**63 - 1" in err.reason and "%j" in err.reason
+    assert_refused_unchanged(lambda: tile_band([loop], [2]), m)  # %j + 2 * 2**61 passes 2**63 - 1 too
+    out = assert_preserves_semantics("affine-loop-tile{tile-size=2 tile-levels=2}", m, [np.zeros(1, np.int32)])
+    assert str(out) == str(air.parse(NEAR_INDEX_MAX))  # the pass records the refusal and goes on
+
+
+def test_tiles_of_symbolic_bounds_near_the_index_limit_are_refused():
+    """An upper bound ``%N + (2**63 - 5)`` and tiles of 6: the full tiles' guard and bounds would
+    hold constants past 2**63 - 1 (the fuzzer found ``tile{separate}`` printing 2**63 + 5)."""
+    m = air.parse("""
+    func.func @k(%S: memref<3xf32>, %N: index) {
+      affine.for %j = 9223372036854775790 to affine_map<()[s0] -> (s0 + 9223372036854775802)>()[%N] step 3 {
+        %c = arith.constant 1.0 : f32
+        affine.store %c, %S[%j mod 3] : memref<3xf32>
+      }
+      return
+    }""")
+    loop = next(op for op in m.walk() if isinstance(op, AffineForOp))
+    err = assert_refused_unchanged(lambda: tile_band([loop], [2], separate=True), m)
+    assert "past 2**63 - 1" in err.reason

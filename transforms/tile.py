@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from affine_ir import AffineMap
+from affine_ir.affine_expr import fits_index
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
 from analysis import Dependence, constant_trip_count, dependences
 
@@ -124,6 +125,21 @@ def check_tiling(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...]
                                        f"tiles would run its destination before its source", loops=prefix,
                                  dependence=dep)
     _check_rectangular(band, tiled)
+    _check_index_range(band, sizes, tiled)
+
+
+def _check_index_range(band: Sequence[AffineForOp], sizes: tuple[tuple[int, ...], ...], tiled: list[int]) -> None:
+    """Refuse a tile whose loop step (size * step) or bounds (a bound's constant plus or minus
+    size * step: the point loops' ``tile IV + size * step``, the full tiles' bounds) could pass
+    the 64-bit ``index`` range."""
+    for k in tiled:
+        lp = band[k]
+        span = max(lv[k] for lv in sizes) * lp.step
+        constants = [abs(e.constant_term) for e in (*lp.lower_bound_map.results, *lp.upper_bound_map.results)]
+        if not fits_index(max(constants, default=0) + span):
+            raise TransformError(PASS, f"cannot tile {loop_name(lp)} in {loops_text(band)}: a tile of "
+                                       f"{max(lv[k] for lv in sizes)} iterations of step {lp.step} needs index "
+                                       f"values past 2**63 - 1", loops=band)
 
 
 def _check_nesting(band: Sequence[AffineForOp]) -> None:

@@ -31,6 +31,18 @@ API
   :func:`fusion_features` names what such a program contains; memory stays within
   :data:`ACC_BOUND`.
 
+- :func:`program_options`, :func:`inputs_from_bytes` (``alias=True``: one array for two memref
+  arguments of one type, :func:`aliased_pairs`), :func:`copy_arguments` (copies that keep aliasing).
+- ``python -m affine_ir.testing.fuzz --minutes N``: the long fuzzing run (:mod:`.fuzz`): random
+  programs x random pipelines, the CPU pipeline compiled, the GPU pipeline on the launch
+  emulation in both thread orders, fusion modes; each case in a worker with a time limit;
+  findings minimized and written as reproducers.
+
+Options off by default (same bytes, same programs as before they existed): ``allow_aliasing``,
+``allow_limits`` (loops near the ``index`` limits, IV + step past ``2**63 - 1``, 0..3 iterations,
+only ``iv mod k`` reaching memory), ``allow_wide_minmax`` (bounds of up to 5 terms, constants
+among them, in drawn orders, under loops of one iteration or none).
+
 What the programs contain
 -------------------------
 Up to ``max_nests`` top-level nests sharing a small pool of memrefs (producer/consumer,
@@ -69,18 +81,34 @@ no overflow, no NaN; no division anywhere).
 
 from __future__ import annotations
 
-from .checks import assert_equivalent, assert_same_bits_in_both_thread_orders, kernel_function, program_features, run
+from .checks import (
+    assert_equivalent,
+    assert_same_bits_in_both_thread_orders,
+    copy_arguments,
+    kernel_function,
+    program_features,
+    run,
+)
 from .examples import EXAMPLES
 from .fusion_programs import ACC_BOUND, fusion_features, fusion_programs, fusion_programs_with_inputs
 from .library_cases import CPU_CASES, LIBRARY_CASES, library_inputs, uses_inexact_ops
-from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE
-from .strategies import inputs, numpy_dtype, programs, programs_with_inputs
+from .plan import ELEMENT_BOUND, INDEX_MAX, INDEX_MIN, SYMBOL_RANGE, VALUE_RANGE
+from .strategies import (
+    aliased_pairs,
+    inputs,
+    inputs_from_bytes,
+    numpy_dtype,
+    program_options,
+    programs,
+    programs_with_inputs,
+)
 from .trace import Access, TraceError, trace_accesses
 
 __all__ = [
     "assert_same_bits_in_both_thread_orders",
     "Access", "TraceError", "trace_accesses",
     "ACC_BOUND", "fusion_features", "fusion_programs", "fusion_programs_with_inputs",
+    "aliased_pairs", "copy_arguments", "INDEX_MAX", "INDEX_MIN", "inputs_from_bytes", "program_options",
     "ELEMENT_BOUND", "EXAMPLES", "SYMBOL_RANGE", "VALUE_RANGE", "assert_equivalent", "inputs", "kernel_function",
     "numpy_dtype", "program_features", "programs", "programs_with_inputs", "run",
     "CPU_CASES", "LIBRARY_CASES", "library_inputs", "uses_inexact_ops",

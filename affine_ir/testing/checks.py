@@ -13,7 +13,7 @@ from ..dialects.func import FuncOp
 from ..errors import IRError
 from ..types import index
 
-__all__ = ["assert_equivalent", "program_features", "run"]
+__all__ = ["assert_equivalent", "copy_arguments", "program_features", "run"]
 
 _ACCESS = (affine_d.AffineLoadOp, affine_d.AffineStoreOp, affine_d.AffineVectorLoadOp, affine_d.AffineVectorStoreOp)
 
@@ -43,18 +43,30 @@ def run(module: ModuleOp | str, args: Sequence, fn: str | None = None) -> list:
     """Interpret ``module`` on copies of ``args``; the arrays after the run, then the returned values.
 
     ``args`` are left untouched, so one input list serves several runs.  ``module`` may be
-    MLIR text.
+    MLIR text.  One array passed at two positions (aliasing arguments) is one copy at both.
     """
     from ..interpreter import interpret
 
     module = _as_module(module)
-    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    copies = copy_arguments(args)
     returned = interpret(module, *copies, fn=fn)
     if returned is None:
         returned = []
     elif not isinstance(returned, (list, tuple)):
         returned = [returned]
     return [a for a in copies if isinstance(a, np.ndarray)] + list(returned)
+
+
+def copy_arguments(args: Sequence) -> list:
+    """``args`` with every numpy array copied; an array passed at several positions is one copy
+    at all of them, so aliasing arguments stay aliased."""
+    copies: dict[int, np.ndarray] = {}
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            a = copies.setdefault(id(a), np.array(a, copy=True))
+        out.append(a)
+    return out
 
 
 def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | str, args: Sequence,

@@ -67,7 +67,8 @@ from .generate import _Generator, _Tape
 from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE, Bin, Clamp, Const, Convert
 from .strategies import INPUT_BYTES, inputs_from_bytes
 
-__all__ = ["ACC_BOUND", "fusion_features", "fusion_programs", "fusion_programs_with_inputs"]
+__all__ = ["ACC_BOUND", "fusion_features", "fusion_program_from_bytes", "fusion_programs",
+           "fusion_programs_with_inputs", "fusion_tape_bytes"]
 
 #: Every memref element of a generated fusion program stays within ``[-ACC_BOUND, ACC_BOUND]``.
 ACC_BOUND = 1 << 12
@@ -523,6 +524,17 @@ def fusion_programs_with_inputs(**kw) -> st.SearchStrategy[tuple[ModuleOp, list]
         return m, inputs_from_bytes(m, data[TAPE_BYTES:])
 
     return st.binary(min_size=TAPE_BYTES + INPUT_BYTES, max_size=TAPE_BYTES + INPUT_BYTES).map(make)
+
+
+def fusion_tape_bytes() -> int:
+    """How many bytes :func:`fusion_program_from_bytes` reads."""
+    return TAPE_BYTES
+
+
+def fusion_program_from_bytes(data: bytes, **kw) -> ModuleOp:
+    """The program :func:`fusion_programs` (same keywords) draws from ``data``
+    (:func:`fusion_tape_bytes` long; missing bytes read as zeros, the simplest choices)."""
+    return _build(_FusionGenerator(_Tape(data), _options(FusionOptions(**kw))).program())
 
 
 def _options(o: FusionOptions) -> FusionOptions:

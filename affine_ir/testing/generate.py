@@ -15,6 +15,8 @@ from ..affine_expr import AffineExpr, constant, dim, symbol
 from .plan import (
     ELEMENT_BOUND,
     EXPR_LIMIT,
+    INDEX_MAX,
+    INDEX_MIN,
     SYMBOL_RANGE,
     AccRef,
     Bin,
@@ -61,6 +63,15 @@ class Options:
     max_trip: int = 6
     max_iterations: int = 48
     max_memrefs: int = 4
+    allow_aliasing: bool = False
+    allow_limits: bool = False
+    allow_wide_minmax: bool = False
+
+
+#: Lower bounds of loops near the integer limits (``allow_limits``), before a small shift.
+LIMIT_ANCHORS = (INDEX_MAX, 1 << 62, -(1 << 62), INDEX_MIN, 0)
+#: Steps of loops near the integer limits: unit and tiny ones, and ones that reach ``INDEX_MAX`` in two.
+LIMIT_STEPS = (1, 2, 3, 1 << 61, 1 << 62, (1 << 62) + 1)
 
 
 @dataclass(frozen=True)
@@ -148,17 +159,24 @@ class _Generator:
         for k in range(self.int(1, o.max_memrefs)):
             rank = self.pick([(6, 1), (6, 2), (3, 3), (1, 0)])
             self.mems.append(MemSpec(MEMREF_NAMES[k], rank, self.choice(o.element_types)))
+        same_shape: tuple[tuple[int, int], ...] = ()
+        if o.allow_aliasing and len(self.mems) > 1 and self.coin(80):  # two memrefs of one type, to alias
+            a = self.int(0, len(self.mems) - 2)
+            b = a + 1 + self.int(0, len(self.mems) - a - 2)
+            self.mems[b] = replace(self.mems[b], rank=self.mems[a].rank, dtype=self.mems[a].dtype)
+            same_shape = ((a, b),)
         body: list = []
         for _ in range(self.int(1, o.max_nests)):
             self.left = o.max_statements
             body.extend(self.top_item())
-        return Program(self.mems, self.symbols, self.dim_ranges, body)
+        return Program(self.mems, self.symbols, self.dim_ranges, body, same_shape)
 
     def top_item(self) -> list:
         ctx = _Ctx()
         nest = self.o.max_depth > 0
         kind = self.pick([(10 if nest else 0, "loop"), (1 if nest and self.o.allow_iter_args else 0, "reduce"),
-                          (1 if self.o.allow_if and self.symbols else 0, "if"), (1, "store")])
+                          (1 if self.o.allow_if and self.symbols else 0, "if"), (1, "store"),
+                          (3 if self.o.allow_limits else 0, "limits")])
         return self.item(ctx, kind)
 
     def block(self, ctx: _Ctx) -> list:
@@ -173,14 +191,18 @@ class _Generator:
         if kind is None:
             nest = ctx.depth < self.o.max_depth and self.max_trip(ctx) >= 1
             guard = self.o.allow_if and ctx.if_depth < 2 and bool(ctx.ivs or self.symbols)
+            limits = self.o.allow_limits and ctx.depth < self.o.max_depth and ctx.iters * 3 <= self.o.max_iterations
             kind = self.pick([(5, "store"), (5 if nest else 0, "loop"),
-                              (2 if nest and self.o.allow_iter_args else 0, "reduce"), (2 if guard else 0, "if")])
+                              (2 if nest and self.o.allow_iter_args else 0, "reduce"), (2 if guard else 0, "if"),
+                              (1 if limits else 0, "limits")])
         if kind == "loop":
             loop, inner = self.loop(ctx)
             loop.body = self.block(inner)
             return [loop]
         if kind == "reduce":
             return self.reduction(ctx)
+        if kind == "limits":
+            return self.limits_loop(ctx)
         if kind == "if":
             return [self.guard(ctx)]
         return [self.store(ctx)]
@@ -194,6 +216,8 @@ class _Generator:
         kind = self.pick([(5, "rel"), (2, "const"), (iv, "iv"), (sym, "sym")] if upper
                          else [(5, "const"), (iv, "iv"), (sym * 2 // 3, "sym")])
         if kind == "rel":  # lb + extent; rarely an empty loop
+            if self.o.allow_wide_minmax and self.coin(40):  # often a single iteration, or none
+                return lb + (0 if self.coin(25) else 1)
             return lb + (0 if self.coin(5) else self.int(1, extent))
         if kind == "const":
             return constant(self.int(1, 6) if upper else self.pick([(6, 0), (1, 1), (1, 2), (1, -1), (1, -2)]))
@@ -217,6 +241,10 @@ class _Generator:
             other = self.bound_candidate(ctx, True, lb, extent)
             if other not in ubs:
                 ubs.append(other)
+        if self.o.allow_minmax and self.o.allow_wide_minmax and self.coin(50):
+            lbs, ubs = self.widen(ctx, lbs, lb, extent), self.widen(ctx, ubs, lb, extent, upper=True)
+            if self.coin(30):  # one iteration (or none) whatever the other terms say
+                ubs.insert(self.int(0, len(ubs)), lb + (0 if self.coin(25) else 1))
         span = min(self.bounds(u - lb)[1] for u in ubs)
         if span > extent:  # cap the trip count: ub <= lb + extent
             cap = lb + self.int(1, extent)
@@ -228,7 +256,7 @@ class _Generator:
                 span = min(span, self.bounds(cap - lb)[1])
         lo = max(self.bounds(e)[0] for e in lbs)
         hi = min(self.bounds(e)[1] for e in ubs) - 1
-        if hi < lo:  # provably empty whatever the symbols and outer IVs: make it a plain range
+        if hi < lo and not self.o.allow_wide_minmax:  # provably empty: make it a plain range
             lbs, ubs = [lb], [lb + self.int(1, extent)]
             span = self.bounds(ubs[0] - lb)[1]
             lo, hi = self.bounds(lb)[0], self.bounds(ubs[0])[1] - 1
@@ -238,6 +266,51 @@ class _Generator:
         loop = Loop(self.loops, d, tuple(lbs), tuple(ubs), step)
         self.loops += 1
         return loop, replace(ctx, ivs=(*ctx.ivs, d), depth=ctx.depth + 1, iters=ctx.iters * max(1, trips))
+
+    def widen(self, ctx: _Ctx, terms: list, lb: AffineExpr, extent: int, upper: bool = False) -> list:
+        """``terms`` with 1..3 more bound terms (constants among them), in a drawn order."""
+        out = list(terms)
+        for _ in range(self.int(1, 3)):
+            extra = constant(self.int(-2, 8) if upper else self.int(-3, 3)) if self.coin(50) else \
+                self.bound_candidate(ctx, upper, lb, extent)
+            if extra not in out:
+                out.append(extra)
+        for k in range(len(out) - 1, 0, -1):  # a shuffle: terms in different orders
+            j = self.int(0, k)
+            out[k], out[j] = out[j], out[k]
+        return out
+
+    def limits_loop(self, ctx: _Ctx) -> list:
+        """A loop whose bounds and step are near the index limits (its IV + step may pass
+        ``INDEX_MAX``) that runs 0..3 iterations: an iter_args counter, stores at ``iv mod k``,
+        and a store of the count after it. Only ``iv mod k`` ever reaches memory or values."""
+        step = self.choice(LIMIT_STEPS)
+        anchor = self.choice(LIMIT_ANCHORS)
+        trips = self.int(0, 3)
+        if anchor == INDEX_MAX:  # ends at the top: the last IV + step usually passes INDEX_MAX
+            ub = INDEX_MAX - self.int(0, 3)
+            lb = max(INDEX_MIN, min(ub, ub - trips * step + self.int(0, min(step - 1, 3))))
+        else:
+            lb = min(INDEX_MAX, max(INDEX_MIN, anchor + self.int(-3, 3)))
+            ub = min(INDEX_MAX, lb + trips * step - (self.int(0, min(step - 1, 3)) if trips else 0))
+        ubs: tuple[AffineExpr, ...] = (constant(ub),)
+        if self.symbols and ub - SYMBOL_RANGE[1] >= lb and self.coin(30):  # ub = %N + c, near the limit too
+            ubs = (symbol(self.int(0, len(self.symbols) - 1)) + (ub - SYMBOL_RANGE[1]),)
+        d = len(self.dim_ranges)
+        self.dim_ranges.append((lb, max(lb, ub - 1)))
+        loop = Loop(self.loops, d, (constant(lb),), ubs, step)
+        self.loops += 1
+        trips = max(0, -(-(ub - lb) // step))
+        loop.reduction = Reduction(["i32"], [Const(0)], ["add"], [Const(1)], [trips])
+        mem = self.int(0, len(self.mems) - 1)
+        rank = self.mems[mem].rank
+        subs = tuple(dim(d) % self.int(2, 4) if self.coin(70) else constant(self.int(0, 1)) for _ in range(rank))
+        value = AccRef(loop.id, 0, trips) if self.coin(50) else IndexValue(dim(d) % 3, 2)
+        loop.body = [Store(mem, subs, self.convert(value, "i32", self.mems[mem].dtype))]
+        after = self.int(0, len(self.mems) - 1)
+        count = self.convert(ResultRef(loop.id, 0, trips), "i32", self.mems[after].dtype)
+        self.left -= 2
+        return [loop, Store(after, self.access(ctx, after), count)]
 
     def reduction(self, ctx: _Ctx) -> list:
         """A loop with iter_args followed by stores of (some of) its results."""

@@ -17,11 +17,15 @@ from dataclasses import dataclass, field
 from ..affine_expr import AffineExpr
 
 __all__ = [
-    "ELEMENT_BOUND", "EXPR_LIMIT", "SYMBOL_RANGE", "VALUE_RANGE", "AccRef", "Bin", "Clamp", "Const", "Convert",
+    "ELEMENT_BOUND", "EXPR_LIMIT", "INDEX_MAX", "INDEX_MIN",
+    "SYMBOL_RANGE", "VALUE_RANGE", "AccRef", "Bin", "Clamp", "Const", "Convert",
     "If", "IfValue", "IndexValue", "Load", "Loop", "MemSpec", "Program", "Reduction", "ResultRef", "Select",
     "Store", "index_exprs", "memref_layout", "used_symbols", "walk",
 ]
 
+#: The largest and least values of ``index`` (64-bit): loops near them test overflow of IV + step.
+INDEX_MAX = (1 << 63) - 1
+INDEX_MIN = -(1 << 63)
 #: Every index argument (symbol) of a generated ``@kernel`` takes a value in this inclusive range.
 SYMBOL_RANGE = (0, 6)
 #: Generated input arrays hold integers in this inclusive range.
@@ -183,10 +187,14 @@ class MemSpec:
 
 @dataclass
 class Program:
+    """``same_shape``: pairs of memrefs (same rank and element type) that get one shape, so a
+    caller may pass one array for both (aliasing arguments)."""
+
     mems: list[MemSpec]
     symbols: list[str]
     dim_ranges: list[tuple[int, int]]
     body: list
+    same_shape: tuple[tuple[int, int], ...] = ()
 
 
 # ----- traversal and layout ---------------------------------------------------------------------
@@ -244,7 +252,12 @@ def memref_layout(program: Program) -> dict[int, tuple[tuple[int, ...], tuple[in
                 lo, hi = e.bounds(program.dim_ranges, sym_ranges)
                 cur[d][0] = min(cur[d][0], lo)
                 cur[d][1] = max(cur[d][1], hi)
-    return {m: (tuple(hi - lo + 1 for lo, hi in b), tuple(lo for lo, _ in b)) for m, b in box.items()}
+    layout = {m: (tuple(hi - lo + 1 for lo, hi in b), tuple(lo for lo, _ in b)) for m, b in box.items()}
+    for a, b in program.same_shape:  # each keeps its offsets; both get the larger extent per dimension
+        if a in layout and b in layout:
+            shape = tuple(max(x, y) for x, y in zip(layout[a][0], layout[b][0]))
+            layout[a], layout[b] = (shape, layout[a][1]), (shape, layout[b][1])
+    return layout
 
 
 def used_symbols(program: Program) -> list[int]:

@@ -15,13 +15,15 @@ from .checks import kernel_function
 from .generate import Options, plan_bytes, plan_from_bytes, plans
 from .plan import SYMBOL_RANGE, VALUE_RANGE
 
-__all__ = ["INPUT_BYTES", "inputs", "inputs_from_bytes", "numpy_dtype", "programs", "programs_with_inputs"]
+__all__ = ["INPUT_BYTES", "aliased_pairs", "inputs", "inputs_from_bytes", "numpy_dtype", "program_options",
+           "programs", "programs_with_inputs"]
 
 
 def programs(max_depth: int = 4, max_nests: int = 3, max_statements: int = 4,
              element_types: tuple[str, ...] = ("f32", "i32"), allow_symbols: bool = True, allow_if: bool = True,
              allow_iter_args: bool = True, allow_minmax: bool = True, allow_divmod: bool = True, max_step: int = 3,
-             max_trip: int = 6, max_iterations: int = 48, max_memrefs: int = 4) -> st.SearchStrategy[ModuleOp]:
+             max_trip: int = 6, max_iterations: int = 48, max_memrefs: int = 4, allow_aliasing: bool = False,
+             allow_limits: bool = False, allow_wide_minmax: bool = False) -> st.SearchStrategy[ModuleOp]:
     """Random valid modules holding one ``func.func @kernel(memrefs..., index symbols...)``.
 
     Guarantees: the module verifies; interpreted with arguments from :func:`inputs` every
@@ -37,15 +39,25 @@ def programs(max_depth: int = 4, max_nests: int = 3, max_statements: int = 4,
       reduction loops with iter_args, ``max``/``min`` bounds, ``floordiv``/``mod`` subscripts;
     - ``max_step``: loop steps are 1..max_step (3 at most);
     - ``max_trip``: iterations of one loop; ``max_iterations``: iterations of a whole nest;
-    - ``max_memrefs``: memrefs to choose from (fewer means more sharing between nests).
+    - ``max_memrefs``: memrefs to choose from (fewer means more sharing between nests);
+    - ``allow_aliasing``: usually two memrefs get one type (rank, shape, element type), so one
+      array can be passed for both (:func:`inputs_from_bytes` with ``alias=True``);
+    - ``allow_limits``: loops whose bounds and steps lie near the ``index`` limits (``2**62`` ..
+      ``2**63 - 1``, negative lower bounds, IV + step passing ``2**63 - 1``) running 0..3
+      iterations, with an iter_args counter; only ``iv mod k`` reaches memory, so every
+      access stays in bounds and every value small;
+    - ``allow_wide_minmax``: ``max``/``min`` bounds of up to 5 terms (constants among them, in
+      drawn orders) and many loops of a single iteration (or none) around them.
+
+    The three ``allow_*`` options added last are off by default: programs drawn without them
+    are exactly those drawn before they existed (same bytes, same program).
     """
     return plans(_options(locals())).map(build_module)
 
 
 def _options(kw: dict) -> Options:
-    return Options(kw["max_depth"], kw["max_nests"], kw["max_statements"], tuple(kw["element_types"]),
-                   kw["allow_symbols"], kw["allow_if"], kw["allow_iter_args"], kw["allow_minmax"],
-                   kw["allow_divmod"], kw["max_step"], kw["max_trip"], kw["max_iterations"], kw["max_memrefs"])
+    names = inspect.signature(programs).parameters
+    return Options(**{name: tuple(kw[name]) if name == "element_types" else kw[name] for name in names})
 
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.bool_, "i8": np.int8,
@@ -95,35 +107,52 @@ def inputs(module: ModuleOp, fn: str | None = None) -> st.SearchStrategy[list]:
     return st.tuples(*(_argument(a.type, k) for k, a in enumerate(f.args))).map(list)
 
 
-def programs_with_inputs(**kw) -> st.SearchStrategy[tuple[ModuleOp, list]]:
+def programs_with_inputs(alias: bool = False, **kw) -> st.SearchStrategy[tuple[ModuleOp, list]]:
     """``(module, args)`` pairs: :func:`programs` (same keywords) with arguments as
-    :func:`inputs` makes them. Program and arguments come from one drawn byte string (the
+    :func:`inputs` makes them; ``alias=True`` (which implies ``allow_aliasing``) passes one
+    array for two memref arguments of one type when the program has such a pair.
+    Program and arguments come from one drawn byte string (the
     arguments from its last :data:`INPUT_BYTES`, see :func:`inputs_from_bytes`): drawing the
     arguments separately (``flatmap``) let hypothesis spend most examples varying the
     arguments of a few programs (300 examples gave 87 distinct programs)."""
-    params = inspect.signature(programs).parameters
-    unknown = set(kw) - set(params)
-    if unknown:
-        raise TypeError(f"programs_with_inputs() got unexpected keyword arguments {sorted(unknown)}")
-    opts = _options({name: kw.get(name, p.default) for name, p in params.items()})
+    opts = program_options(allow_aliasing=alias or kw.pop("allow_aliasing", False), **kw)
     size = plan_bytes(opts)
 
     def make(data: bytes) -> tuple[ModuleOp, list]:
         m = build_module(plan_from_bytes(data[:size], opts))
-        return m, inputs_from_bytes(m, data[size:])
+        return m, inputs_from_bytes(m, data[size:], alias=alias)
 
     return st.binary(min_size=size + INPUT_BYTES, max_size=size + INPUT_BYTES).map(make)
+
+
+def program_options(**kw) -> Options:
+    """The generator options that :func:`programs` takes as keywords (the others at their defaults);
+    TypeError names unknown keywords."""
+    params = inspect.signature(programs).parameters
+    unknown = set(kw) - set(params)
+    if unknown:
+        raise TypeError(f"unexpected program options {sorted(unknown)}")
+    return _options({name: kw.get(name, p.default) for name, p in params.items()})
+
+
+def aliased_pairs(module: ModuleOp, fn: str | None = None) -> list[tuple[int, int]]:
+    """Positions ``(a, b)``, ``a < b``, of memref arguments of ``fn`` with identical types
+    (one array can be passed for both)."""
+    args = kernel_function(module, fn).args
+    return [(a, b) for a in range(len(args)) for b in range(a + 1, len(args))
+            if isinstance(args[a].type, MemRefType) and args[a].type == args[b].type]
 
 
 #: Bytes of a drawn byte string that :func:`inputs_from_bytes` reads.
 INPUT_BYTES = 16
 
 
-def inputs_from_bytes(module: ModuleOp, data: bytes, fn: str | None = None) -> list:
+def inputs_from_bytes(module: ModuleOp, data: bytes, fn: str | None = None, alias: bool = False) -> list:
     """Arguments for ``fn`` (default: the first function) made from ``data`` (at least
     :data:`INPUT_BYTES`): the same kinds of values as :func:`inputs` (arrays of integers in
     :data:`VALUE_RANGE` seeded by ``data[:4]`` and the argument's position, ``index``
-    arguments in :data:`SYMBOL_RANGE` and scalars from the following bytes)."""
+    arguments in :data:`SYMBOL_RANGE` and scalars from the following bytes). With ``alias``,
+    one of the :func:`aliased_pairs` (chosen by ``data[4]``) gets one array for both positions."""
     seed = int.from_bytes(data[:4], "little")
     extra = list(data[4:]) or [0]
     out: list = []
@@ -144,4 +173,8 @@ def inputs_from_bytes(module: ModuleOp, data: bytes, fn: str | None = None) -> l
             out.append(float(VALUE_RANGE[0] + byte % (VALUE_RANGE[1] - VALUE_RANGE[0] + 1)))
         else:
             raise ValueError(f"cannot make an input of type {t}")
+    pairs = aliased_pairs(module, fn) if alias else []
+    if pairs:
+        a, b = pairs[extra[0] % len(pairs)]
+        out[b] = out[a]
     return out
