@@ -79,11 +79,22 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
 
 
 def _max_lower_bound_is_a_dim(loop: AffineForOp) -> bool:
-    """Whether the IV may become the ``affine.max`` of a multi-result lower bound: only when
-    its operands are valid symbols, since MLIR's rules make an ``affine.max`` of anything else
-    no valid dim for the affine ops that used the IV."""
+    """Whether the IV may become the ``affine.max`` of a multi-result lower bound: when its
+    operands are valid symbols, or when no affine op takes the IV as a dim or symbol (MLIR's
+    rules make an ``affine.max`` of anything else no valid dim there; ``arith`` ops, stores of
+    its value and yields take any index)."""
+    if loop.lower_bound_map.num_results == 1:
+        return True
     scope = affine_scope(loop)
-    return loop.lower_bound_map.num_results == 1 or all(is_valid_symbol(v, scope) for v in loop.lower_bound_operands)
+    if all(is_valid_symbol(v, scope) for v in loop.lower_bound_operands):
+        return True
+    return not any(_takes_dims_or_symbols(u.op) for u in loop.induction_var.uses)
+
+
+def _takes_dims_or_symbols(op: Operation) -> bool:
+    """Whether ``op`` reads its index operands as affine dims or symbols: the affine dialect's ops
+    but its terminator (a name test until ops declare an affine-map-operands interface)."""
+    return op.name.startswith("affine.") and not isinstance(op, AffineYieldOp)
 
 
 def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
