@@ -81,8 +81,8 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
 def _max_lower_bound_is_a_dim(loop: AffineForOp) -> bool:
     """Whether the IV may become the ``affine.max`` of a multi-result lower bound: when its
     operands are valid symbols, or when no affine op takes the IV as a dim or symbol (MLIR's
-    rules make an ``affine.max`` of anything else no valid dim there; ``arith`` ops, stores of
-    its value and yields take any index)."""
+    rules make an ``affine.max`` of anything else no valid dim there; ``arith`` ops and
+    ``affine.yield`` take any index)."""
     if loop.lower_bound_map.num_results == 1:
         return True
     scope = affine_scope(loop)
