@@ -252,6 +252,13 @@ class AffineExpr:
         """The constant part of the flattened sum."""
         return self._const
 
+    @property
+    def fits_index(self) -> bool:
+        """True when every integer of the expression (its constant, coefficients, divisors, also
+        inside div/mod terms) fits in 64 bits (:func:`fits_index`), so its text parses back."""
+        return _fits_int64(self) and all(a[0] != _DIV or (fits_index(a[2]) and a[3].fits_index)
+                                         for a, _ in self._terms)
+
     def _single(self, kind: int) -> int | None:
         if len(self._terms) == 1 and self._const == 0:
             (a, k), = self._terms

@@ -123,6 +123,12 @@ class AffineMap:
         """True when every result is constant (vacuously true without results)."""
         return all(r.is_constant for r in self.results)
 
+    @property
+    def fits_index(self) -> bool:
+        """True when every integer of every result fits in 64 bits (``AffineExpr.fits_index``):
+        the map's text parses back."""
+        return all(r.fits_index for r in self.results)
+
     def constant_results(self) -> tuple[int, ...] | None:
         """The values of the results when all are constant, else None."""
         return tuple(r.constant_term for r in self.results) if self.is_constant else None

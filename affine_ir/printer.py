@@ -151,25 +151,17 @@ class Printer:
     def map_of_ssa_ids(self, m: AffineMap, operands: Sequence[Value]) -> str:
         """``%i + 1, symbol(%n)``: the map's results with operands substituted.
 
-        A value bound to several operands (``d0 + d1`` on ``(%c, %c)``, as CSE can leave) is
-        printed as one (``%c * 2``): the parser merges repeated names, so this keeps the text
-        a fixpoint of print -> parse -> print."""
-        first: dict[int, int] = {}
-        for k, v in enumerate(operands):
-            first.setdefault(id(v), k)
-        results = m.results
-        if len(first) < len(operands):
-            from .affine_expr import dim, symbol
+        Printed in the form of ``canonical_ssa_map`` (what the parser gives back), also when the
+        operands have changed since the map was set: a value bound to several dims (``d0 + d1``
+        on ``(%c, %c)``, as CSE can leave) is printed as one (``%c * 2``), a value bound to a dim
+        and a symbol stays both (``%n + symbol(%n)``, as the parser reads it), so the text is a
+        fixpoint of print -> parse -> print."""
+        from .dialects.affine_symbols import canonical_ssa_map
 
-            def var(k: int):
-                return dim(k) if k < m.num_dims else symbol(k - m.num_dims)
-
-            dims = [var(first[id(v)]) for v in operands[: m.num_dims]]
-            syms = [var(first[id(v)]) for v in operands[m.num_dims :]]
-            results = [e.replace(dims, syms) for e in results]
+        m, operands = canonical_ssa_map(m, operands)
         dn = [self.value(v) for v in operands[: m.num_dims]]
         sn = [f"symbol({self.value(v)})" for v in operands[m.num_dims :]]
-        return ", ".join(e.to_str(dn, sn) for e in results)
+        return ", ".join(e.to_str(dn, sn) for e in m.results)
 
     # -- regions ----------------------------------------------------------------
     def region(self, region: Region, print_entry_args: bool = False, print_empty: bool = True) -> None:

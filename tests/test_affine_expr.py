@@ -426,3 +426,13 @@ def test_simplify_never_makes_constants_outside_64_bits() -> None:
     assert (dim(0) % 4).simplify([(low + 4, low + 5)]) == dim(0) - (low + 4)  # 2**63 - 4 fits
     top = (1 << 63) - 1
     assert (e + top).simplify([(-3, -1)]) == e + top  # d0 + 3 fits, the sum's constant top + 3 does not
+
+
+def test_fits_index_looks_at_every_integer_of_the_text():
+    d0 = dim(0)
+    big = 1 << 63
+    assert (d0 * 3 + (big - 1)).fits_index and AffineMap(1, 0, (d0 - (big - 1),)).fits_index
+    assert not (d0 + big).fits_index and not (d0 * big).fits_index
+    assert not (d0 * (big + 1)).floordiv(2).fits_index  # inside a div term
+    assert not d0.floordiv(big).fits_index  # a divisor
+    assert not AffineMap(1, 0, (d0, d0 + big)).fits_index

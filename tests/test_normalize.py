@@ -423,3 +423,19 @@ def test_random_programs_with_single_iteration_promotion():
     check()
     assert counts["programs"] >= 100
     assert counts["promoted"] >= counts["programs"] * 0.35, counts   # measured: ~65%
+
+
+def test_output_with_a_value_both_dim_and_symbol_is_a_print_fixpoint():
+    """Normalizing %j composes ``%j + symbol(%N)`` into a subscript that reads %N as a dim too
+    (fuzzing: affine-loop-unroll{unroll-full},affine-loop-normalize): the text prints back to itself."""
+    m = air.parse("""
+func.func @f(%B: memref<9x99xi32>, %N: index) {
+  affine.for %i = 0 to 4 {
+    affine.for %j = %N to affine_map<()[s0] -> (s0 + 4)>()[%N] {
+      %a = affine.load %B[(-%j + 1) floordiv 4 + 2, %i + %N * 2] : memref<9x99xi32>
+    }
+  }
+  return
+}""")
+    text = str(run_pipeline("affine-loop-normalize", m))
+    assert str(air.parse(text)) == text

@@ -374,3 +374,23 @@ def test_we_parse_mlir_printed_text(name, iree_outputs):
     parsed = air.parse(theirs)
     assert air.structurally_equal(parsed, ours)
     assert air.parse(str(parsed)) is not None and str(air.parse(str(parsed))) == str(parsed)
+
+
+def test_subscripts_and_parallel_bounds_print_in_the_parsed_form_after_operands_change():
+    """Replacing a value by one the map already reads (``%m`` by ``%n``) leaves a dim repeated;
+    a value both dim and symbol stays both (the parser keeps ``%n`` and ``symbol(%n)`` apart):
+    either way the text is a fixpoint of print -> parse -> print."""
+    m = air.parse("""
+func.func @f(%A: memref<99xi32>, %B: memref<9x99xi32>, %n: index, %m: index) {
+  affine.parallel (%i) = (%n + %m) to (%m + 9) {
+    %a = affine.load %A[(%m + 1) floordiv 2 + %i + %n * 3] : memref<99xi32>
+    %b = affine.load %B[(-symbol(%n) + 1) floordiv 4, %m + %i] : memref<9x99xi32>
+  }
+  return
+}""")
+    f = m.functions[0]
+    n, mm = f.body.args[2], f.body.args[3]
+    mm.replace_all_uses_with(n)
+    text = str(m)
+    assert str(air.parse(text)) == text
+    assert "(%n * 2) to (%n + 9)" in text and "symbol(%n)" in text

@@ -248,3 +248,52 @@ def test_full_unroll_of_ten_thousand_iterations_is_fast():
     out = PassManager.parse("affine-loop-unroll{unroll-full}").run(m)
     assert time.process_time() - t0 < 60
     assert sum(1 for op in out.walk() if isinstance(op, AffineLoadOp)) == 10000
+
+
+# -- constants past 64 bits ------------------------------------------------------------------------
+HUGE_STEP = """
+#lb = affine_map<()[s0] -> (s0 - 4611686018427387905)>
+#ub = affine_map<()[s0] -> (s0 + 9223372036854775804)>
+func.func @f(%A: memref<3xi32>, %N: index) {
+  affine.for %j = BOUNDS step 4611686018427387904 {
+    %v = affine.apply affine_map<(d0) -> (d0 mod 3)>(%j)
+    %x = arith.index_cast %v : index to i32
+    affine.store %x, %A[%v] : memref<3xi32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("bounds", ["-4611686018427387905 to 9223372036854775804", "#lb()[%N] to #ub()[%N]"])
+def test_full_unroll_of_a_huge_step_writes_constants_that_fit(bounds):
+    """Three iterations of step 2**62: copy 2's offset 2 * 2**62 passes 64 bits (the IVs fit), so
+    its IV is copy 1's plus the step; the output parses back and computes the same."""
+    m = air.parse(HUGE_STEP.replace("BOUNDS", bounds))
+    out = assert_preserves_semantics("affine-loop-unroll{unroll-full}", m, [np.zeros(3, np.int32), 5])
+    assert not _loops(out)
+    offsets = [op.map.results[0].constant_term for op in out.walk() if isinstance(op, AffineApplyOp)
+               and op.map.results[0].is_pure_linear and op.map.num_dims == 1]
+    assert offsets and all(air.affine_expr.fits_index(c) for c in offsets)
+
+
+def test_unroll_by_factor_refuses_a_step_past_64_bits():
+    """step 2**61 x factor 4 = 2**63 cannot be the unrolled loop's step: refused, IR unchanged; the
+    pass records the refusal and goes on."""
+    text = HUGE_STEP.replace("BOUNDS", "#lb()[%N] to #ub()[%N]").replace("4611686018427387904", "2305843009213693952")
+    m = air.parse(text)
+    err = assert_refused_unchanged(lambda: unroll_by_factor(_first_loop(m), 4), m)
+    assert "%j" in err.reason and "passes 64 bits" in err.reason
+    pm = PassManager.parse("affine-loop-unroll")
+    out = pm.run(m)
+    assert str(air.parse(str(out))) == str(out) == str(m)
+    assert [d.kind for d in pm.trace.decisions] == ["refused"]
+
+
+def test_cleanup_bound_with_a_constant_past_64_bits_is_refused():
+    """The cleanup bound of ``2**61 - 6 to 3 * %N + 2**63 - 1 step 3`` by 2 is
+    ``(%N floordiv 2) * 6 + 2**63``: refused, IR unchanged."""
+    m = air.parse(COPY.replace("%N to 10", "2305843009213693946 to affine_map<()[s0] -> "
+                                           "(s0 * 3 + 9223372036854775807)>()[%N] step 3"))
+    err = assert_refused_unchanged(lambda: unroll_by_factor(_first_loop(m), 2), m)
+    assert "%j" in err.reason and "past 64 bits" in err.reason

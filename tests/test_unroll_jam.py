@@ -350,3 +350,25 @@ def test_mlir_parity(factor):
     theirs = air.parse(mlir, allow_unregistered=True)
     for f_ours, f_theirs in zip(ours.functions, theirs.functions):
         assert _signature(f_ours) == _signature(f_theirs), f_ours.name
+
+
+def test_step_times_factor_past_64_bits_is_refused():
+    """step 2**62 + 1 x factor 4 passes 64 bits (so would the cleanup bound's coefficient): refused,
+    IR unchanged; the pass records the refusal and its output parses back."""
+    m = air.parse("""
+func.func @f(%A: memref<4xi32>, %N: index) {
+  affine.for %i = -9223372036854775808 to affine_map<()[s0] -> (s0 - 4611686018427387910)>()[%N]
+      step 4611686018427387905 {
+    %v = affine.apply affine_map<(d0) -> (d0 mod 4)>(%i)
+    %x = arith.index_cast %v : index to i32
+    affine.store %x, %A[%v] : memref<4xi32>
+  }
+  return
+}
+""")
+    err = assert_refused_unchanged(lambda: unroll_jam_by_factor(_loops(m)[0], 4), m)
+    assert "%i" in err.reason and "passes 64 bits" in err.reason
+    pm = PassManager.parse("affine-loop-unroll-jam")
+    out = pm.run(m)
+    assert str(air.parse(str(out))) == str(out) == str(m)
+    assert [d.kind for d in pm.trace.decisions] == ["refused"]

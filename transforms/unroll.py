@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_ir import AffineExpr, AffineMap, Operation, Value
+from affine_ir.affine_expr import fits_index
 from affine_ir.dialects.affine import AffineApplyOp, AffineForOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
@@ -37,8 +38,8 @@ from .loop_utils import loop_name
 from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
-    "CleanupBounds", "LoopUnroll", "UnrollResult", "cleanup_bounds", "promote_if_single_iteration",
-    "split_cleanup_loop", "unroll_by_factor", "unroll_full", "unroll_up_to_factor",
+    "CleanupBounds", "LoopUnroll", "UnrollResult", "check_unrolled_step", "cleanup_bounds",
+    "promote_if_single_iteration", "split_cleanup_loop", "unroll_by_factor", "unroll_full", "unroll_up_to_factor",
 ]
 
 PASS = "affine-loop-unroll"
@@ -136,7 +137,8 @@ def cleanup_bounds(loop: AffineForOp, factor: int) -> CleanupBounds | None:
 
     Main loop upper bound = cleanup lower bound = ``lb + ((tc floordiv f) * f) * step`` with
     ``tc = (ub - lb) ceildiv step`` (MLIR's ``getCleanupLoopLowerBound``); the cleanup lower
-    bound is also ``max``-ed with ``lb`` when ``tc`` may be negative.
+    bound is also ``max``-ed with ``lb`` when ``tc`` may be negative. Every constant of the
+    bounds returned fits in 64 bits (CleanupBoundError otherwise).
     """
     lbs, ubs, dims, syms = _merged_bounds(loop)
     if len(lbs) > 1 and all(e.is_constant for e in lbs):
@@ -158,7 +160,7 @@ def cleanup_bounds(loop: AffineForOp, factor: int) -> CleanupBounds | None:
             return None
         bound = lb + (tc - tc % factor) * step
         m, ops = _compact([bound], dims, syms)
-        return CleanupBounds(m, ops, m, ops)
+        return _checked(CleanupBounds(m, ops, m, ops))
     if all(t.mod(factor).is_constant and t.mod(factor).constant_value == 0 for t in tcs):
         return None
     if len(ubs) > 1:
@@ -170,7 +172,15 @@ def cleanup_bounds(loop: AffineForOp, factor: int) -> CleanupBounds | None:
     lo, _ = t.bounds()
     exprs = [bound] if lo is not None and lo >= 0 else [lb, bound]
     cleanup, cleanup_ops = _compact(exprs, dims, syms)
-    return CleanupBounds(main, main_ops, cleanup, cleanup_ops)
+    return _checked(CleanupBounds(main, main_ops, cleanup, cleanup_ops))
+
+
+def _checked(bounds: CleanupBounds) -> CleanupBounds:
+    """``bounds``, unless a constant of theirs passes 64 bits (CleanupBoundError: the IR would not parse back)."""
+    for m in (bounds.main_upper, bounds.cleanup_lower):
+        if not m.fits_index:
+            raise CleanupBoundError(f"the cleanup loop's bound {m} has a constant past 64 bits")
+    return bounds
 
 
 def split_cleanup_loop(loop: AffineForOp, bounds: CleanupBounds) -> AffineForOp:
@@ -199,29 +209,46 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
     """
     if constant_trip_count(loop) != 1 or loop.lower_bound_map.num_results != 1:
         return False
+    _inline_first_iteration(loop)
+    return True
+
+
+def _inline_first_iteration(loop: AffineForOp) -> None:
+    """Replace ``loop`` (one-result lower bound) by its body run once, at the lower bound."""
     iv = loop.induction_var
     if not iv.uses:
         inline_loop_body(loop, iv)
-        return True
+        return
     value = lower_bound_value(loop, name_hint=iv.name_hint, constant_at_entry=True)
     inline_loop_body(loop, value)
     for user in value.users():
         if hasattr(user, "set_access"):  # keep subscripts canonical (%i + %i -> %i * 2)
             user.set_access(user.map, user.indices)
-    return True
 
 
 # -- unrolling ---------------------------------------------------------------------------------------
-def iv_copy(loop: AffineForOp, k: int, step: int) -> AffineApplyOp:
-    """``affine.apply (d0) -> (d0 + k * step)(%iv)``: the IV of unrolled copy ``k`` (not inserted)."""
+def iv_copy(loop: AffineForOp, k: int, step: int, previous: Value | None = None) -> AffineApplyOp:
+    """The IV of unrolled copy ``k`` (not inserted): ``affine.apply (d0) -> (d0 + k * step)(%iv)``
+    (MLIR's form), or, when ``k * step`` passes 64 bits and ``previous`` (copy ``k - 1``'s IV) is
+    given, ``affine.apply (d0) -> (d0 + step)(previous)``: exact, and every constant fits."""
     iv = loop.induction_var
     hint = f"{iv.name_hint}_{k}" if iv.name_hint else None
-    return AffineApplyOp(AffineMap(1, 0, (AffineExpr.dim(0) + k * step,)), [iv], location=loop.location,
+    base, offset = (iv, k * step) if fits_index(k * step) or previous is None else (previous, step)
+    return AffineApplyOp(AffineMap(1, 0, (AffineExpr.dim(0) + offset,)), [base], location=loop.location,
                          name_hint=hint)
 
 
+def check_unrolled_step(pass_name: str, loop: AffineForOp, factor: int, verb: str = "unroll") -> None:
+    """Raise :class:`TransformError` (nothing changed) when ``loop``'s step times ``factor`` (the
+    unrolled loop's step, also the largest IV offset of a copy) passes 64 bits."""
+    if not fits_index(loop.step * factor):
+        raise TransformError(pass_name, f"cannot {verb} {loop_name(loop)} by {factor}: its step {loop.step} x factor "
+                                        f"{factor} passes 64 bits", loops=[loop])
+
+
 def _replicate_body(loop: AffineForOp, factor: int, step: int) -> None:
-    """Append ``factor - 1`` copies of the body (IV ``iv + k * step``), chaining the iter_args."""
+    """Append ``factor - 1`` copies of the body (IV ``iv + k * step``, see :func:`iv_copy`),
+    chaining the iter_args."""
     body = loop.body
     term = body.terminator
     originals = body.ops[:-1]
@@ -229,12 +256,13 @@ def _replicate_body(loop: AffineForOp, factor: int, step: int) -> None:
     uses_iv = bool(iv.uses)
     yielded = list(term.operands)
     last = list(yielded)
+    previous_iv = iv
     for k in range(1, factor):
         mapping: dict[Value, Value] = dict(zip(loop.iter_args, last))
         if uses_iv:
-            apply = iv_copy(loop, k, step)
+            apply = iv_copy(loop, k, step, previous_iv)
             body.insert_before(term, apply)
-            mapping[iv] = apply.result
+            mapping[iv] = previous_iv = apply.result
         for op in originals:
             body.insert_before(term, op.clone(mapping))
         last = [mapping.get(y, y) for y in yielded]
@@ -255,9 +283,10 @@ def unroll_by_factor(loop: AffineForOp, factor: int, cleanup_unroll: bool = Fals
     left with one iteration is promoted. ``cleanup_unroll``: fully unroll the cleanup loop (and a
     loop with fewer iterations than ``factor``).
 
-    Guarantees: the result computes what ``loop`` did. Raises :class:`TransformError` (IR
-    unchanged) for a factor < 1, a constant trip count below ``factor``, or a cleanup bound that
-    cannot be written::
+    Guarantees: the result computes what ``loop`` did, and every constant it writes fits in 64
+    bits. Raises :class:`TransformError` (IR unchanged) for a factor < 1, a constant trip count
+    below ``factor``, a step times ``factor`` past 64 bits, or a cleanup bound that cannot be
+    written::
 
         affine.for %j = 0 to 10 { S(%j) }      (factor 4)
         ->  affine.for %j = 0 to 8 step 4 { S(%j)  %j_1 = affine.apply (d0 + 1)(%j)  S(%j_1) ... }
@@ -275,6 +304,7 @@ def unroll_by_factor(loop: AffineForOp, factor: int, cleanup_unroll: bool = Fals
             return unroll_full(loop)
         raise TransformError(PASS, f"cannot unroll {loop_name(loop)} by {factor}: its trip count is {tc}",
                              loops=[loop])
+    check_unrolled_step(PASS, loop, factor)
     try:
         bounds = cleanup_bounds(loop, factor)
     except CleanupBoundError as e:
@@ -297,7 +327,9 @@ def unroll_full(loop: AffineForOp) -> UnrollResult:
     """Replace ``loop`` by its body repeated once per iteration (MLIR's ``loopUnrollFull``).
 
     Needs a constant trip count (TransformError otherwise, IR unchanged); a loop that never
-    runs is left as it is (as MLIR does)::
+    runs is left as it is (as MLIR does). The loop's step is never multiplied (no loop is left),
+    so a copy's IV whose offset ``k * step`` passes 64 bits is its predecessor's plus ``step``
+    (see :func:`iv_copy`)::
 
         affine.for %j = 0 to 2 { S(%j) }  ->  S(%c0)  %1 = affine.apply (d0 + 1)(%c0)  S(%1)
     """
@@ -309,7 +341,12 @@ def unroll_full(loop: AffineForOp) -> UnrollResult:
         return UnrollResult(loop, None, 0, False)
     if promote_if_single_iteration(loop):
         return UnrollResult(None, None, 1)
-    return unroll_by_factor(loop, tc)
+    fold_constant_bounds(loop)
+    if loop.lower_bound_map.num_results != 1 or len(loop.body.ops) == 1:
+        return unroll_by_factor(loop, tc)
+    _replicate_body(loop, tc, loop.step)
+    _inline_first_iteration(loop)
+    return UnrollResult(None, None, tc)
 
 
 def unroll_up_to_factor(loop: AffineForOp, factor: int) -> UnrollResult:

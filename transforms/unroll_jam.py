@@ -39,6 +39,7 @@ from .loop_utils import at_location, defined_in, loop_name, loops_text, top_leve
 from .pass_base import Pass, PassContext, option, register_pass
 from .unroll import (
     CleanupBoundError,
+    check_unrolled_step,
     cleanup_bounds,
     fold_constant_bounds,
     iv_copy,
@@ -302,8 +303,9 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     ``loopUnrollJamByFactor``; see the module docstring for the structure and legality).
 
     Guarantees: the result computes what ``loop`` did; a main or cleanup loop left with one
-    iteration is promoted. Raises :class:`TransformError` naming the loops and the dependence
-    (or the bound / iter_arg) that forbids it, the IR unchanged::
+    iteration is promoted; every constant written fits in 64 bits. Raises :class:`TransformError`
+    naming the loops and the dependence (or the bound / iter_arg, or a step times ``factor``
+    past 64 bits) that forbids it, the IR unchanged::
 
         affine.for %i = 0 to 8 {                 affine.for %i = 0 to 8 step 2 {
           affine.for %j = 0 to 8 {          ->     affine.for %j = 0 to 8 {
@@ -324,6 +326,7 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     if tc is not None and tc < factor:
         raise _refuse(loop, f"cannot unroll-jam {name} by {factor}: its trip count {tc} is smaller than the factor "
                                     f"(as MLIR)")
+    check_unrolled_step(PASS, loop, factor, "unroll-jam")
     try:
         bounds = cleanup_bounds(loop, factor)
     except CleanupBoundError as e:

@@ -74,13 +74,15 @@ class AffineParallelOp(Operation):
 
     def _print_bounds(self, p, upper: bool) -> str:
         key = "upper" if upper else "lower"
-        m = self.attributes[f"{key}_bounds"]
-        ops = self.upper_operands if upper else self.lower_operands
+        # In the parser's form, also when operands changed since the map was set (a fixpoint).
+        m, ops = canonical_ssa_map(self.attributes[f"{key}_bounds"],
+                                   self.upper_operands if upper else self.lower_operands)
         dn = [p.value(v) for v in ops[: m.num_dims]]
         sn = [f"symbol({p.value(v)})" for v in ops[m.num_dims :]]
-        parts = []
-        for group in self.bound_groups(upper):
-            texts = [e.to_str(dn, sn) for e in group]
+        parts, k = [], 0
+        for g in self.attributes[f"{key}_groups"]:
+            texts = [e.to_str(dn, sn) for e in m.results[k : k + g]]
+            k += g
             parts.append(texts[0] if len(texts) == 1 else f"{'min' if upper else 'max'}({', '.join(texts)})")
         return "(" + ", ".join(parts) + ")"
 
