@@ -444,18 +444,21 @@ class AffineExpr:
         under MLIR's precedence rules.
         """
         if not self._terms:
-            return str(self._const)
+            return _MIN_TEXT if self._const == INDEX_MIN else str(self._const)
         out: list[str] = []
         for a, k in self._terms:
             atom = _atom_str(a, dim_names, sym_names)
             paren = f"({atom})" if a[0] == _DIV else atom
-            if not out:
+            if k == INDEX_MIN:  # 2**63 has no literal: -(2**63 - 1) times the atom, minus the atom
+                out.append(f"{'' if not out else ' + '}{paren} * -{INDEX_MAX} - {atom}")
+            elif not out:
                 out.append(atom if k == 1 else f"-{paren}" if k == -1 else f"{paren} * {k}")
             else:
                 sign = " + " if k > 0 else " - "
                 out.append(sign + (atom if abs(k) == 1 else f"{paren} * {abs(k)}"))
         if self._const:
-            out.append(f" + {self._const}" if self._const > 0 else f" - {-self._const}")
+            out.append(f" + {self._const}" if self._const > 0 else f" - {-self._const}" if self._const != INDEX_MIN
+                       else f" - {INDEX_MAX} - 1")
         return "".join(out)
 
     def __str__(self) -> str:
@@ -485,6 +488,8 @@ def _divisor(e: AffineExpr, op: str, c: Any) -> int:
 #: The least and largest values of ``index`` (64-bit) and of every constant in affine expressions.
 INDEX_MIN = -(1 << 63)
 INDEX_MAX = (1 << 63) - 1
+#: How -2**63 is written: the parser (as MLIR's) reads no literal past 2**63 - 1.
+_MIN_TEXT = f"-{INDEX_MAX} - 1"
 
 
 def fits_index(value: int) -> bool:
