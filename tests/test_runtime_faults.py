@@ -4,6 +4,7 @@ clear error naming the argument (LaunchError, or exit status 2 and a message, no
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -18,6 +19,11 @@ import affine_ir as air
 import runtime
 from runtime import LaunchError
 from runtime.arg_checks import dynamic_dim_sizes, written_arguments
+
+#: The CUDA-path checks compile with NVRTC: they need the ``cuda`` extra (cuda-python), not a GPU.
+needs_cuda_python = pytest.mark.skipif(importlib.util.find_spec("cuda") is None or
+                                       importlib.util.find_spec("cuda.bindings") is None,
+                                       reason="the cuda extra (cuda-python) is not installed")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -81,6 +87,7 @@ def test_overlapping_arrays_under_the_default_pipeline_equal_the_interpreter():
     assert distinct_b[1:].tolist() == [1.0] * 63 and not wa.any() and not wb.any()
 
 
+@needs_cuda_python
 def test_cuda_refuses_overlapping_written_arrays_before_touching_the_device():
     k = runtime.compile(air.parse(SHIFT), target="cuda", arch="sm_90")
     x = np.zeros(64, np.float32)
@@ -113,6 +120,7 @@ def test_read_only_array_is_refused_for_a_written_memref_only(case):
     assert not out.any() and not np.asarray(ro).any()
 
 
+@needs_cuda_python
 def test_cuda_refuses_a_read_only_array_for_a_written_memref():
     k = runtime.compile(air.parse(ADD), target="cuda", arch="sm_90")
     ro = _readonly_arrays()["flag"]
@@ -166,6 +174,7 @@ def test_cpu_bad_arguments_are_launch_errors(k):
         exe(*args)
 
 
+@needs_cuda_python
 @pytest.mark.parametrize("k", range(8))
 def test_cuda_bad_arguments_are_launch_errors_without_a_gpu(k):
     args, message = _bad_calls()[k]
