@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -439,3 +440,27 @@ func.func @f(%B: memref<9x99xi32>, %N: index) {
 }""")
     text = str(run_pipeline("affine-loop-normalize", m))
     assert str(air.parse(text)) == text
+
+
+@pytest.mark.parametrize("loop", [
+    "affine.for %i = 0 to %N step 4611686018427387905",
+    "affine.parallel (%i) = (0) to (%N) step (4611686018427387905)",
+])
+def test_normalizing_that_needs_integers_past_64_bits_is_refused_unchanged(loop):
+    """``lb + %i * step`` composed into ``%i * 3 + 1`` needs the coefficient 3 * step > 2**63 - 1
+    (fuzzing found it after tiling: the text did not parse back); the loop stays as it is."""
+    text = f"""
+func.func @k(%A: memref<4xi64>, %N: index) {{
+  {loop} {{
+    %t = affine.apply affine_map<(d0) -> (d0 * 3 + 1)>(%i)
+    %v = arith.index_cast %t : index to i64
+    affine.store %v, %A[0] : memref<4xi64>
+  }}
+  return
+}}"""
+    m = air.parse(text)
+    op = next(o for o in m.walk() if isinstance(o, (AffineForOp, AffineParallelOp)))
+    err = assert_refused_unchanged(lambda: normalize_loop(op), m)
+    assert "past 64 bits" in str(err)
+    out = assert_preserves_semantics("affine-loop-normalize", air.parse(text), [np.zeros(4, np.int64), 2**63 - 1])
+    assert str(air.parse(str(out))) == str(out)

@@ -140,31 +140,56 @@ def _compose_map(m: AffineMap, operands, old, repl, repl_operands, promote=False
 
 def _compose_into(user: Operation, old: Value, repl: AffineMap, repl_operands: Sequence[Value]) -> None:
     """Rewrite the affine maps of ``user`` so they read ``repl(repl_operands)`` where they read ``old``."""
+    _composition(user, old, repl, repl_operands)[1]()
+
+
+def _composition(user: Operation, old: Value, repl: AffineMap,
+                 repl_operands: Sequence[Value]) -> tuple[list[AffineExpr], Callable[[], None]]:
+    """The expressions ``user``'s maps get when ``repl(repl_operands)`` replaces ``old``, and the
+    function that installs them (nothing changes until it is called)."""
     args = (old, repl, repl_operands)
     if isinstance(user, _AccessOp):
         m, ops = _compose_map(user.map, user.indices, *args)
-        user.set_access(m, ops)
-    elif isinstance(user, _MapValueOp):
+        return list(m.results), lambda: user.set_access(m, ops)
+    if isinstance(user, _MapValueOp):
         m, ops = _compose_map(user.map, user.operands, *args)
-        user.attributes["map"] = m
-        user.set_operands(ops)
-    elif isinstance(user, AffineForOp):
+
+        def install_map() -> None:
+            user.attributes["map"] = m
+            user.set_operands(ops)
+        return list(m.results), install_map
+    if isinstance(user, AffineForOp):
         lb, lbo = _compose_map(user.lower_bound_map, user.lower_bound_operands, *args, promote=True)
         ub, ubo = _compose_map(user.upper_bound_map, user.upper_bound_operands, *args, promote=True)
-        user.set_bounds(lb, lbo, ub, ubo)
-    elif isinstance(user, AffineIfOp):
+        return [*lb.results, *ub.results], lambda: user.set_bounds(lb, lbo, ub, ubo)
+    if isinstance(user, AffineIfOp):
         s = user.condition
         got = _compose(s.num_dims, s.constraints, user.operands, *args, promote=False)
-        if got is not None:
-            nd, ns, exprs, ops = got
+        if got is None:
+            return [], lambda: None
+        nd, ns, exprs, ops = got
+
+        def install_set() -> None:
             user.attributes["condition"] = IntegerSet(nd, ns, tuple(exprs), s.eq_flags)
             user.set_operands(ops)
-    elif isinstance(user, AffineParallelOp):
+        return list(exprs), install_set
+    if isinstance(user, AffineParallelOp):
         a = user.attributes
         lm, lo = canonical_ssa_map(*_compose_map(a["lower_bounds"], user.lower_operands, *args))
         um, uo = canonical_ssa_map(*_compose_map(a["upper_bounds"], user.upper_operands, *args))
-        a["lower_bounds"], a["upper_bounds"] = lm, um
-        user.set_operands([*lo, *uo])
+
+        def install_bounds() -> None:
+            a["lower_bounds"], a["upper_bounds"] = lm, um
+            user.set_operands([*lo, *uo])
+        return [*lm.results, *um.results], install_bounds
+    return [], lambda: None
+
+
+def composition_fits(old: Value, repl: AffineMap, repl_operands: Sequence[Value]) -> bool:
+    """Whether every affine user of ``old`` keeps constants and coefficients within 64 bits
+    once ``repl(repl_operands)`` is composed in (:func:`substitute_value`); changes nothing."""
+    return repl.fits_index and all(e.fits_index for user in old.users() if isinstance(user, _AFFINE_USERS)
+                                   for e in _composition(user, old, repl, repl_operands)[0])
 
 
 _AFFINE_USERS = (_AccessOp, _MapValueOp, AffineForOp, AffineIfOp, AffineParallelOp)
@@ -298,6 +323,11 @@ def _normalize_for(loop: AffineForOp) -> bool:
     new_ub, new_ubo = _build_map(new_upper, promote=True)
     iv = loop.induction_var
     repl, repl_ops = _build_map(lambda ops: [ops.add(lb, lbo)[0] + ops.dim(iv) * step])
+    if not (new_ub.fits_index and composition_fits(iv, repl, repl_ops)):
+        if site is not None:
+            lb_op.erase()
+        raise TransformError(PASS, f"cannot normalize {loop_name(loop)}: lb + {value_name(iv)} * {step} composed into "
+                                   "its users (or the new bound) needs an integer past 64 bits", loops=[loop])
     loop.set_bounds(AffineMap.constant_map(0), [], new_ub, new_ubo)
     loop.attributes["step"] = 1
     substitute_value(iv, repl, repl_ops,
@@ -343,6 +373,11 @@ def _normalize_parallel(op: AffineParallelOp) -> bool:
     for k in ready:
         low = AffineMap(lmap.num_dims, lmap.num_symbols, (lowers[k][0],))
         repls[k] = _build_map(lambda ops, low=low, k=k: [ops.add(low, lops)[0] + ops.dim(op.ivs[k]) * steps[k]])
+    wide = next((k for k in ready if not composition_fits(op.ivs[k], *repls[k])), None)
+    if wide is not None or not (nl.fits_index and nu.fits_index):
+        names = value_name(op.ivs[ready[0] if wide is None else wide])
+        raise TransformError(PASS, f"cannot normalize {names} of this affine.parallel: its new bounds or the "
+                                   "composed uses need an integer past 64 bits", loops=[op])
     a["lower_bounds"], a["upper_bounds"] = nl, nu
     a["lower_groups"] = tuple(1 if k in ready else len(g) for k, g in enumerate(lowers))
     a["steps"] = tuple(1 if k in ready else s for k, s in enumerate(steps))
