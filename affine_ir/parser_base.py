@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .affine_expr import fits_index
 from .bigint import decimal_to_int, describe_int
 from .core import Value
 from .errors import Location, ParseError
@@ -124,7 +125,7 @@ class ParserBase:
         raise self.error(f"expected {what}, found {_describe(tok)}")
 
     def check_int64(self, value: int, loc: Location) -> int:
-        if not -(1 << 63) <= value < (1 << 63):
+        if not fits_index(value):
             raise self.error(f"integer {describe_int(value)} does not fit in 64 bits", loc)
         return value
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .affine_expr import INDEX_MAX
+
 _INTERNED: dict[object, object] = {}
 
 
@@ -212,7 +214,7 @@ def element_type_of(t: Type) -> Type:
     return t.element_type if isinstance(t, VectorType) else t
 
 
-INT64_MAX = (1 << 63) - 1
+INT64_MAX = INDEX_MAX  # one definition of the 64-bit limits: affine_ir.affine_expr
 
 
 def element_size_in_bytes(t: Type) -> int | None:

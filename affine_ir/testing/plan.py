@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..affine_expr import AffineExpr
+from ..affine_expr import INDEX_MAX, INDEX_MIN, AffineExpr
 
 __all__ = [
     "ELEMENT_BOUND", "EXPR_LIMIT", "INDEX_MAX", "INDEX_MIN",
@@ -23,9 +23,6 @@ __all__ = [
     "Store", "index_exprs", "memref_layout", "used_symbols", "walk",
 ]
 
-#: The largest and least values of ``index`` (64-bit): loops near them test overflow of IV + step.
-INDEX_MAX = (1 << 63) - 1
-INDEX_MIN = -(1 << 63)
 #: Every index argument (symbol) of a generated ``@kernel`` takes a value in this inclusive range.
 SYMBOL_RANGE = (0, 6)
 #: Generated input arrays hold integers in this inclusive range.
