@@ -308,3 +308,25 @@ def test_emit_refuses_gpu_ops_with_location():
     m = air.parse("func.func @k() {\n  gpu.barrier\n  return\n}", "g.mlir")
     with pytest.raises(codegen.llvm.EmitError, match=r"g.mlir:2:3: error: cannot compile 'gpu.barrier'"):
         codegen.llvm.emit(m)
+
+
+_EMIT_SOFTMAX = """
+import hashlib, random
+import affine_ir as air, codegen
+from transforms import PassManager
+from transforms.pipelines import CPU_PIPELINE
+junk = [object() for _ in range(random.Random({seed}).randrange(1, 5000))]  # shifts object addresses
+m = PassManager.parse(CPU_PIPELINE).run(air.library.softmax((64, 256)))
+print(hashlib.sha256(str(codegen.llvm.emit(m)).encode()).hexdigest())
+"""
+
+
+def test_llvm_ir_is_the_same_on_every_run():
+    """The frame of values crossing threaded segments was laid out in set (address) order, so the
+    LLVM IR of a threaded softmax differed between runs (and missed the kernel cache)."""
+    import subprocess
+    import sys
+
+    hashes = {subprocess.run([sys.executable, "-c", _EMIT_SOFTMAX.format(seed=seed)], capture_output=True,
+                             text=True, check=True).stdout for seed in range(4)}
+    assert len(hashes) == 1

@@ -53,11 +53,13 @@ def plan(f) -> list[list] | None:
     return segs
 
 
-def _uses(ops) -> set[Value]:
-    out = set()
+def _uses(ops) -> dict[Value, None]:
+    """The values the ops (and what they hold) use, each once, in walk order (so the frame
+    layout, and the LLVM IR, is the same on every run)."""
+    out: dict[Value, None] = {}
     for op in ops:
         for o in op.walk():
-            out.update(o.operands)
+            out.update(dict.fromkeys(o.operands))
     return out
 
 
