@@ -2,7 +2,7 @@
 
 Reads the tables ``benchmarks/gpu_tiles.py`` printed (recorded in ``benchmarks/data/``), fits
 by least squares on log time the per-configuration shares of the fp32 rate, the warps that hide
-latency and the two launch costs of ``transforms.schedule_gpu_plan.estimate_seconds`` (the
+latency and the two launch costs of ``transforms.gpu.schedule_gpu_plan.estimate_seconds`` (the
 blocks resident per multiprocessor are fixed from the registers), prints them with the RMS error,
 and for every workload the fitted model's pick next to the best measured candidate::
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analysis.targets import target  # noqa: E402
-from transforms.schedule_gpu_plan import COST, CostConstants, TileConfig, estimate_seconds  # noqa: E402
+from transforms.gpu.schedule_gpu_plan import COST, CostConstants, TileConfig, estimate_seconds  # noqa: E402
 
 #: The configurations fitted, (BM, BN, BK, TM, TN).
 CONFIGS = ((128, 128, 16, 8, 8), (128, 64, 16, 8, 4), (64, 64, 8, 4, 4), (32, 32, 8, 2, 2))

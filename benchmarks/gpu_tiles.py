@@ -21,8 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu as bench  # noqa: E402
 
 from analysis.targets import target  # noqa: E402
-from transforms.pipelines import GPU_PIPELINE  # noqa: E402
-from transforms.schedule_gpu_plan import (  # noqa: E402
+from transforms.gpu.schedule_gpu_plan import (  # noqa: E402
     TILE_CONFIGS,
     TileConfig,
     choose_schedule,
@@ -30,6 +29,7 @@ from transforms.schedule_gpu_plan import (  # noqa: E402
     plan_contraction,
     split_candidates,
 )
+from transforms.pipelines import GPU_PIPELINE  # noqa: E402
 from transforms.testing import run_pipeline  # noqa: E402
 
 

@@ -180,7 +180,7 @@ def _process(text: str, filename: str, line_offset: int, opts: _Options) -> str:
 
         _to_stderr(format_remarks(module))
     if opts.verify_bounds:
-        from transforms.check_bounds import verify_bounds
+        from transforms.verify.check_bounds import verify_bounds
 
         verify_bounds(module)
     if opts.pipeline is not None:
@@ -256,7 +256,7 @@ def affine_opt_main(argv: list[str] | None = None) -> int:
     """Run ``affine-opt``; returns the exit status (0 ok, 1 on any input error, 2 on bad arguments
     or an access out of bounds)."""
     from transforms import PipelineError, TransformError
-    from transforms.check_bounds import BoundsError
+    from transforms.verify.check_bounds import BoundsError
 
     argv = sys.argv[1:] if argv is None else list(argv)
     argv, pass_elements = _extract_pass_flags(argv)

@@ -22,8 +22,8 @@ from runtime.bounds_guard import BoundsCompileError, BoundsLaunchError
 from runtime.cli import affine_opt_main
 from runtime.run_cli import main as affine_run_main
 from transforms import PassManager, TransformError
-from transforms.check_bounds import BoundsError, verify_bounds
 from transforms.pipelines import CPU_PIPELINE
+from transforms.verify.check_bounds import BoundsError, verify_bounds
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
 

@@ -17,7 +17,7 @@ import affine_ir as air
 from affine_ir import library
 from affine_ir.testing import programs, programs_with_inputs
 from transforms import PassManager
-from transforms.canonicalize import (
+from transforms.cleanup.canonicalize import (
     canonicalize,
     fold_constant_operands,
     promote_if_single_iteration,
@@ -383,7 +383,7 @@ def test_cached_rewrites_are_not_reused_over_erased_values():
     """``RangeContext.cached`` returns a stored rewrite only while every value it uses is still
     in the function: a loop erased by a rewrite of the same sweep makes its IV stale."""
     from affine_ir.affine_expr import dim
-    from transforms.canonicalize_ranges import RangeContext
+    from transforms.cleanup.canonicalize_ranges import RangeContext
 
     m = air.parse("""
     func.func @f(%A: memref<8xf32>) {
@@ -444,7 +444,7 @@ def test_promoted_max_lower_bound_keeps_every_term(lower):
 def test_single_iteration_loop_with_a_max_lower_bound_over_ivs_is_not_promoted():
     # Promoting it would make the IV an affine.max of %i, which MLIR's rules make no valid dim
     # for the load and store (fusion's slices hit this: the fused IR did not verify).
-    from transforms.canonicalize_loops import promote_if_single_iteration
+    from transforms.cleanup.canonicalize_loops import promote_if_single_iteration
 
     m = air.parse("""func.func @f(%A: memref<8xf32>) {
   affine.for %i = 2 to 4 {

@@ -15,9 +15,9 @@ import affine_ir as air
 from affine_ir.testing import assert_equivalent, programs_with_inputs
 from affine_ir.types import GPUAddressSpace
 from transforms import PassManager
-from transforms.copy_generation import AffineDataCopyGenerate, generate_copies, parse_memory_space
 from transforms.errors import PipelineError
 from transforms.loop_utils import all_loops
+from transforms.memory.copy_generation import AffineDataCopyGenerate, generate_copies, parse_memory_space
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
 
 WORKGROUP = GPUAddressSpace("workgroup")

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 import affine_ir as air
 from affine_ir.testing import assert_equivalent, kernel_function, programs_with_inputs
-from transforms.cse import eliminate_common_subexpressions, equivalence_key
+from transforms.cleanup.cse import eliminate_common_subexpressions, equivalence_key
 from transforms.testing import assert_preserves_semantics, run_pipeline
 
 IREE = shutil.which("iree-opt")

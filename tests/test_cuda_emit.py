@@ -1083,7 +1083,7 @@ LIBRARY_CASES = [
 
 
 def _gpu_map():
-    gm = pytest.importorskip("transforms.gpu_map", reason="the gpu-map pass is not there")
+    gm = pytest.importorskip("transforms.gpu.gpu_map", reason="the gpu-map pass is not there")
     import transforms
 
     assert gm.PASS == "gpu-map"

@@ -14,7 +14,7 @@ from affine_ir.dialects.affine import AffineStoreOp
 from affine_ir.testing import assert_equivalent, kernel_function, programs_with_inputs
 from affine_ir.types import MemRefType
 from transforms import PassManager
-from transforms.dce import eliminate_dead_code, is_trivially_dead, write_only_allocations
+from transforms.cleanup.dce import eliminate_dead_code, is_trivially_dead, write_only_allocations
 from transforms.testing import assert_preserves_semantics, run_pipeline
 
 IREE = shutil.which("iree-opt")

@@ -1,4 +1,4 @@
-"""``affine-loop-fusion`` (transforms/fuse.py, fuse_slice.py, fuse_private.py; analysis/fusion.py).
+"""``affine-loop-fusion`` (transforms/fusion/fuse.py, fuse_slice.py, fuse_private.py; analysis/fusion.py).
 
 The library composites (MLP, softmax, layer norm, element-wise chains, conv + bias + ReLU,
 attention) fuse as far as dependences allow, asserted by counting nests and buffers and run
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 import affine_ir as air
 from affine_ir.testing import assert_equivalent, fusion_features, fusion_programs_with_inputs, programs_with_inputs
 from transforms import PassManager, PipelineError
-from transforms.fuse import fuse_loops, fuse_siblings, fusion_candidates
+from transforms.fusion.fuse import fuse_loops, fuse_siblings, fusion_candidates
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")

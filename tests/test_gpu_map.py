@@ -1,4 +1,4 @@
-"""``gpu-map`` (``transforms.gpu_map``): nests become ``gpu.launch`` ops of a host function.
+"""``gpu-map`` (``transforms.gpu.gpu_map``): nests become ``gpu.launch`` ops of a host function.
 
 Every output must verify, print/parse to a fixpoint, be a host function, and compute exactly
 what the input computes on the interpreter's emulation of the launches -- under both thread
@@ -27,7 +27,7 @@ from affine_ir.interp import reversed_schedule
 from affine_ir.testing import assert_equivalent, fusion_programs_with_inputs, programs_with_inputs
 from affine_ir.types import MemRefType
 from transforms import PipelineError, TransformError
-from transforms.gpu_map import GpuMap, check_host_function, map_function, map_nest, parallel_band
+from transforms.gpu.gpu_map import GpuMap, check_host_function, map_function, map_nest, parallel_band
 from transforms.loop_utils import all_loops
 from transforms.pass_manager import PassManager
 from transforms.testing import assert_refused_unchanged, map_to_gpu, run_pipeline

@@ -1,4 +1,4 @@
-"""``gpu-map-reductions`` (``transforms.gpu_reduce``): row reductions as one block per row.
+"""``gpu-map-reductions`` (``transforms.gpu.gpu_reduce``): row reductions as one block per row.
 
 Every output verifies, prints/parses to a fixpoint and is a host function; it runs on the
 interpreter's launch emulation against the input under both thread orders (a missing barrier
@@ -28,9 +28,9 @@ from affine_ir.interp import reversed_schedule
 from affine_ir.library import reference
 from affine_ir.testing import assert_equivalent, fusion_programs_with_inputs, run
 from transforms import PipelineError
-from transforms.gpu_map import check_host_function
-from transforms.gpu_reduce import GpuMapReductions, map_row_reductions, map_rows
-from transforms.gpu_reduce_plan import block_size_for, plan_row_reductions
+from transforms.gpu.gpu_map import check_host_function
+from transforms.gpu.gpu_reduce import GpuMapReductions, map_row_reductions, map_rows
+from transforms.gpu.gpu_reduce_plan import block_size_for, plan_row_reductions
 from transforms.pass_manager import PassManager
 from transforms.testing import assert_refused_unchanged, map_to_gpu, run_pipeline
 

@@ -1,4 +1,4 @@
-"""``affine-loop-invariant-code-motion`` (transforms/licm.py).
+"""``affine-loop-invariant-code-motion`` (transforms/loops/licm.py).
 
 Unit tests of what moves and what stays (loads of written memrefs, ops in guards, trapping
 divisions, loops that may not run), MLIR parity on the inputs of MLIR's
@@ -21,7 +21,7 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.testing import assert_equivalent, programs_with_inputs
 from transforms import PassManager
-from transforms.licm import hoist_invariants_in, hoist_loop_invariants
+from transforms.loops.licm import hoist_invariants_in, hoist_loop_invariants
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
 FAST = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}

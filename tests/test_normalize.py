@@ -13,7 +13,7 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 from affine_ir.testing import programs_with_inputs
 from transforms import PassManager
-from transforms.normalize import LoopNormalize, is_normalized, normalize_loop, promote_if_single_iteration
+from transforms.loops.normalize import LoopNormalize, is_normalized, normalize_loop, promote_if_single_iteration
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
 
 IREE = shutil.which("iree-opt")

@@ -1,4 +1,4 @@
-"""``affine-parallelize`` (``transforms.parallelize``): parallel loops become ``affine.parallel``,
+"""``affine-parallelize`` (``transforms.loops.parallelize``): parallel loops become ``affine.parallel``,
 reductions with ``parallel-reductions``, decisions with their reasons, random programs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 from affine_ir.testing import programs_with_inputs, run
 from transforms.loop_utils import all_loops, loop_name
-from transforms.parallelize import AffineParallelize, check_parallel, parallelize_loop
+from transforms.loops.parallelize import AffineParallelize, check_parallel, parallelize_loop
 from transforms.pass_manager import PassManager
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
 

@@ -268,3 +268,28 @@ def test_cli_help_lists_passes_and_options(capsys):
     assert code == 0
     assert "-test-rename-loops" in out and "Rename loop IVs (a test pass)" in out
     assert "max-depth=<integer> (default: 10)" in out and "loops deeper than this are refused" in out
+
+
+def test_passes_live_in_stage_folders_and_old_paths_still_import():
+    """Every registered pass is defined in a stage folder; the old flat module paths give the
+    same module objects (with a DeprecationWarning), and stage names are package attributes."""
+    import importlib
+    import warnings
+
+    from transforms.pass_base import PASS_MODULES
+
+    for name, module in PASS_MODULES.items():
+        assert module.split(".")[0] in transforms.STAGES, name
+        assert type(transforms.get_pass(name)()).__module__ == f"transforms.{module}"
+    import sys
+
+    sys.modules.pop("transforms.tile", None)
+    with pytest.warns(DeprecationWarning, match="transforms.tile moved to transforms.loops.tile"):
+        old = importlib.import_module("transforms.tile")
+    assert old is importlib.import_module("transforms.loops.tile")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from transforms.fuse import fuse_loops  # noqa: F401  (an old path, as user scripts write it)
+    assert transforms.tile_band is importlib.import_module("transforms.loops.tile").tile_band
+    with pytest.raises(AttributeError):
+        transforms.no_such_name  # noqa: B018

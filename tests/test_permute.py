@@ -1,4 +1,4 @@
-"""Loop permutation (``affine-loop-permute``, ``transforms.permute``): MLIR's meaning of the
+"""Loop permutation (``affine-loop-permute``, ``transforms.loops.permute``): MLIR's meaning of the
 permutation, exact legality, refusals that leave the IR unchanged, random programs."""
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from affine_ir.testing import inputs, programs, programs_with_inputs, run
 from affine_ir.types import MemRefType
 from transforms import PipelineError, TransformError
 from transforms.loop_utils import loop_name, outermost_bands, value_name
-from transforms.pass_manager import PassManager
-from transforms.permute import (
+from transforms.loops.permute import (
     LoopPermute,
     _apply_permutation,
     interchange_loops,
     permute_loops,
     permuted_order,
 )
+from transforms.pass_manager import PassManager
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
 
 NEST3 = """
@@ -512,7 +512,7 @@ def test_auto_moves_the_unit_stride_parallel_loop_innermost():
     j parallel; conv2d moves %w innermost. Both stay equivalent on the interpreter."""
     from affine_ir.dialects.affine import AffineForOp
     from affine_ir.testing import assert_equivalent
-    from transforms.permute_choice import innermost_score
+    from transforms.loops.permute_choice import innermost_score
 
     mm = air.library.matmul(6, 5, 4)
     band = outermost_bands(mm.functions[0])[1]

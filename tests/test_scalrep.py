@@ -1,4 +1,4 @@
-"""``affine-scalrep`` (transforms/scalrep.py): forwarding, redundant loads, dead stores, reductions.
+"""``affine-scalrep`` (transforms/memory/scalrep.py): forwarding, redundant loads, dead stores, reductions.
 
 Unit tests on small programs, MLIR parity on the inputs of MLIR's ``scalrep.mlir``
 (through ``iree-opt`` when it is installed), refusals of :func:`promote_reduction`, the
@@ -26,7 +26,7 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 from affine_ir.testing import assert_equivalent, programs_with_inputs
 from transforms import PassManager, get_pass
-from transforms.scalrep import (
+from transforms.memory.scalrep import (
     eliminate_dead_stores,
     eliminate_redundant_loads,
     forward_stores,
@@ -507,7 +507,7 @@ def test_straight_line_code_needs_linearly_many_queries(monkeypatch):
     number of accesses (they grew quadratically, with a linear search per dominance check:
     cubic time): each question looks only at the accesses of its element / between the two."""
     import analysis
-    import transforms.scalrep as scalrep
+    import transforms.memory.scalrep as scalrep
 
     calls = Counter()
     real_pair, real_dominates = analysis.DependenceAnalysis.pair, scalrep._dominates

@@ -17,7 +17,7 @@ from affine_ir.interp.gpu import reversed_schedule
 from affine_ir.testing import assert_same_bits_in_both_thread_orders, library_inputs, run
 from analysis.targets import target
 from transforms import PassManager, PipelineError
-from transforms.schedule_gpu import TileConfig, choose_schedule, plan_contraction
+from transforms.gpu.schedule_gpu import TileConfig, choose_schedule, plan_contraction
 
 GPU = runtime.gpu_available()
 L = air.library

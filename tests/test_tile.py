@@ -1,4 +1,4 @@
-"""Tests of transforms.tile: ``tile_band`` and the ``affine-loop-tile`` pass.
+"""Tests of transforms.loops.tile: ``tile_band`` and the ``affine-loop-tile`` pass.
 
 Golden tests of the printed loops are in tests/filecheck/affine-loop-tile*.mlir (MLIR's own
 inputs among them); here: structure, legality, options, the cost model choice, and semantics
@@ -23,9 +23,9 @@ from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.testing import assert_equivalent, kernel_function, programs_with_inputs
 from transforms import PassManager, PipelineError, TransformError
 from transforms.loop_utils import outermost_bands
+from transforms.loops.tile import LoopTile, normalize_tile_sizes, tile_band
+from transforms.loops.tile_model import cache_capacities
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged, run_pipeline
-from transforms.tile import LoopTile, normalize_tile_sizes, tile_band
-from transforms.tile_model import cache_capacities
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 

@@ -1,4 +1,4 @@
-"""Tests of transforms/unroll.py (affine-loop-unroll): structure, refusals, MLIR parity, semantics."""
+"""Tests of transforms/loops/unroll.py (affine-loop-unroll): structure, refusals, MLIR parity, semantics."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineLoadOp
 from affine_ir.testing import assert_equivalent, programs_with_inputs
 from transforms import PassManager, TransformError
+from transforms.loops.unroll import unroll_by_factor, unroll_full, unroll_up_to_factor
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged
-from transforms.unroll import unroll_by_factor, unroll_full, unroll_up_to_factor
 
 
 def _loops(m) -> list[AffineForOp]:

@@ -1,4 +1,4 @@
-"""Tests of transforms/unroll_jam.py (affine-loop-unroll-jam): structure, legality, MLIR parity, semantics."""
+"""Tests of transforms/loops/unroll_jam.py (affine-loop-unroll-jam): structure, legality, MLIR parity, semantics."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import affine_ir as air
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.testing import assert_equivalent, programs_with_inputs
 from transforms import PassManager, TransformError
+from transforms.loops.unroll_jam import unroll_jam_by_factor
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged
-from transforms.unroll_jam import unroll_jam_by_factor
 
 
 def _loops(m) -> list[AffineForOp]:

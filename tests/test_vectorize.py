@@ -1,4 +1,4 @@
-"""Tests of transforms/vectorize.py (affine-super-vectorize): structure, refusals, semantics on
+"""Tests of transforms/cpu/vectorize.py (affine-super-vectorize): structure, refusals, semantics on
 random programs (interpreter, exact), every library op (interpreter and the CPU backend)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from affine_ir.dialects.affine import AffineForOp, AffineVectorLoadOp, AffineVec
 from affine_ir.dialects.vector import BroadcastOp, ReductionOp
 from affine_ir.testing import assert_equivalent, fusion_programs_with_inputs, programs_with_inputs, run
 from transforms import PassManager, TransformError
+from transforms.cpu.vectorize import SuperVectorize, VectorizeResult, vectorize_check, vectorize_loop
+from transforms.cpu.vectorize_plan import VECTOR_REDUCTION_KINDS
 from transforms.testing import assert_preserves_semantics, assert_refused_unchanged
-from transforms.vectorize import SuperVectorize, VectorizeResult, vectorize_check, vectorize_loop
-from transforms.vectorize_plan import VECTOR_REDUCTION_KINDS
 
 # The default hypothesis profile is derandomized (tests/conftest.py): the shares asserted below are fixed figures.
 # Derandomized even under the explore profile: the tests assert measured shares of these draws.

@@ -39,7 +39,7 @@ def map_to_gpu(module: ModuleOp, pipeline: str = "gpu-map") -> tuple[ModuleOp, l
     result and the pipeline's decisions."""
     import affine_ir as air
 
-    from .gpu_map import check_host_function
+    from .gpu.gpu_map import check_host_function
 
     pm = PassManager.parse(pipeline)
     out = pm.run(module)

@@ -57,6 +57,8 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
 
+from ..errors import TransformError
+from ..pass_base import Pass, PassContext, option, register_pass
 from .canonicalize_fold import fold_op, make_constant, swap_commutative
 from .canonicalize_loops import (
     erase_unused_iter_args,
@@ -69,8 +71,6 @@ from .canonicalize_loops import (
 from .canonicalize_maps import canonical_map, canonical_set
 from .canonicalize_ranges import RangeContext
 from .dce import has_only_read_effects, is_trivially_dead
-from .errors import TransformError
-from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
     "Canonicalize", "canonicalize", "fold_constant_operands", "has_side_effects", "hoist_constants",
@@ -92,7 +92,7 @@ _LABELS = (
 
 def has_side_effects(op: Operation) -> bool:
     """Whether ``op`` (with what it holds) may write memory or do anything but compute its results
-    (the complement of :func:`transforms.dce.has_only_read_effects`)."""
+    (the complement of :func:`transforms.cleanup.dce.has_only_read_effects`)."""
     return not has_only_read_effects(op)
 
 

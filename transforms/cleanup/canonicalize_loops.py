@@ -12,8 +12,8 @@ from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp, af
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
 
+from ..loop_utils import inline_block_before, inline_loop_body, lower_bound_value
 from .canonicalize_ranges import RangeContext, min_opt
-from .loop_promotion import inline_block_before, inline_loop_body, lower_bound_value
 
 __all__ = [
     "erase_unused_iter_args", "fold_empty_loop", "fold_if", "inline_block_before", "promote_if_single_iteration",

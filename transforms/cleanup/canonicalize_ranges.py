@@ -29,7 +29,7 @@ from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.types import IndexType
 
-from .loop_utils import enclosing_function
+from ..loop_utils import enclosing_function
 
 __all__ = ["RangeContext", "max_opt", "min_opt"]
 

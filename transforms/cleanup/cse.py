@@ -12,7 +12,7 @@ Only pure ops without regions are merged: ``arith``/``math`` ops, constants,
 ``affine.apply/min/max``, ``memref.dim``... Loads are not: MLIR's CSE merges two loads when
 no op between them may write memory, here that is ``affine-scalrep``'s job (which knows
 the dependences). As MLIR's CSE, the pass also erases the trivially dead ops it finds
-(:func:`transforms.dce.erase_trivially_dead_ops`); unlike it, chains of dead ops go in one
+(:func:`transforms.cleanup.dce.erase_trivially_dead_ops`); unlike it, chains of dead ops go in one
 run (MLIR's CSE leaves the operands of an erased op to a later pass).
 """
 
@@ -25,8 +25,8 @@ from affine_ir import FuncOp, Operation
 from affine_ir.attributes import ArrayAttr, DenseAttr, FloatAttr
 from affine_ir.dialects.arith import COMMUTATIVE
 
+from ..pass_base import Pass, PassContext, register_pass
 from .dce import erase_trivially_dead_ops, is_trivially_dead
-from .pass_base import Pass, PassContext, register_pass
 
 __all__ = ["COMMUTATIVE", "CommonSubexpressionElimination", "eliminate_common_subexpressions", "equivalence_key"]
 

@@ -40,7 +40,7 @@ from affine_ir.dialects.affine import (
     AffineYieldOp,
 )
 
-from .pass_base import Pass, PassContext, register_pass
+from ..pass_base import Pass, PassContext, register_pass
 
 __all__ = ["DeadCodeElimination", "eliminate_dead_code", "erase_trivially_dead_ops", "has_only_read_effects",
            "erase_write_only_allocations", "is_trivially_dead", "write_only_allocations"]

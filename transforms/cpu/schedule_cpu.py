@@ -42,15 +42,15 @@ from affine_ir.types import FloatType, IntegerType, MemRefType
 from analysis.loops import perfect_band
 from analysis.targets import CPUTarget, host_cpu
 
-from .canonicalize import canonicalize
-from .errors import TransformError
-from .licm import hoist_invariants_in
-from .loop_utils import access_subscripts, all_loops, loop_name, loops_text, top_level_loops
-from .parallelize import check_parallel
-from .pass_base import Pass, PassContext, option, register_pass
-from .permute import permute_loops
-from .tile import tile_band
-from .unroll_jam import unroll_jam_by_factor
+from ..cleanup.canonicalize import canonicalize
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, all_loops, loop_name, loops_text, top_level_loops
+from ..loops.licm import hoist_invariants_in
+from ..loops.parallelize import check_parallel
+from ..loops.permute import permute_loops
+from ..loops.tile import tile_band
+from ..loops.unroll_jam import unroll_jam_by_factor
+from ..pass_base import Pass, PassContext, option, register_pass
 from .vectorize import vectorize_check, vectorize_loop
 
 __all__ = ["CPUSchedule", "RegisterTile", "plan_register_tile", "schedule_nest", "vector_lanes"]

@@ -14,7 +14,7 @@ ops of the loops nested in it are vectorized too, so vectorizing ``%j`` of a mat
         %p = arith.mulf %a, %b : f32                   %b = affine.vector_load %B[%k, %j] : ..., vector<8xf32>
         ...                                            %p = arith.mulf %a_vec, %b : vector<8xf32>
 
-Guarantees (legality in :mod:`transforms.vectorize_plan`, checked before anything changes;
+Guarantees (legality in :mod:`transforms.cpu.vectorize_plan`, checked before anything changes;
 otherwise :class:`TransformError` naming the loop, the op or dependence and its location):
 
 - the result computes what the loop computed: no memory dependence is carried by the loop,
@@ -60,10 +60,10 @@ from affine_ir.dialects.vector import BroadcastOp, ReductionOp
 from affine_ir.types import VectorType, vector
 from analysis import reduction_identity
 
-from .errors import TransformError
-from .loop_utils import at_location, loop_name
-from .pass_base import Pass, PassContext, option, register_pass
-from .unroll import split_cleanup_loop
+from ..errors import TransformError
+from ..loop_utils import at_location, loop_name
+from ..loops.unroll import split_cleanup_loop
+from ..pass_base import Pass, PassContext, option, register_pass
 from .vectorize_plan import VECTOR_REDUCTION_KINDS, VectorizePlan, plan_vectorization
 
 __all__ = ["SuperVectorize", "VectorizeResult", "vectorize_check", "vectorize_loop"]

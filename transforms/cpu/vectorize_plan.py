@@ -1,7 +1,7 @@
 """Legality of vectorizing one loop (``affine-super-vectorize``): which values become vectors.
 
 :func:`plan_vectorization` reads a loop and either returns a :class:`VectorizePlan` (what
-:func:`transforms.vectorize.vectorize_loop` rewrites) or raises :class:`TransformError` with
+:func:`transforms.cpu.vectorize.vectorize_loop` rewrites) or raises :class:`TransformError` with
 the reason, naming the loop (``%j at file:line:col``), the op and its location. Nothing here
 changes the IR.
 
@@ -50,9 +50,9 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.memref import DimOp, LoadOp
 from affine_ir.types import FloatType, IntegerType, VectorType
 
-from .errors import TransformError
-from .loop_utils import access_subscripts, at_location, loop_name, value_name
-from .unroll import CleanupBoundError, CleanupBounds, cleanup_bounds
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, at_location, loop_name, value_name
+from ..loops.unroll import CleanupBoundError, CleanupBounds, cleanup_bounds
 
 __all__ = ["VECTOR_REDUCTION_KINDS", "VectorizePlan", "plan_vectorization"]
 

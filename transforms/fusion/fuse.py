@@ -43,15 +43,15 @@ from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import ComputationSlice, DependenceGraph, SliceError
 
-from .canonicalize import compose_affine_maps
-from .copy_generation import parse_memory_space
-from .errors import TransformError
+from ..cleanup.canonicalize import compose_affine_maps
+from ..errors import TransformError
+from ..loop_utils import at_location, enclosing_function, loop_name, value_name
+from ..memory.copy_generation import parse_memory_space
+from ..pass_base import Pass, PassContext, option, register_pass
 from .fuse_common import PASS, FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
 from .fuse_private import PrivateBuffer, private_candidates, private_candidates_kept, privatize
 from .fuse_sibling import fuse_siblings
 from .fuse_slice import insert_slice
-from .loop_utils import at_location, enclosing_function, loop_name, value_name
-from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["FusionCandidate", "FusionResult", "LoopFusion", "extra_computation", "fuse_loops", "fuse_siblings",
            "fusion_candidates"]

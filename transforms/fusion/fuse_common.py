@@ -9,9 +9,9 @@ from affine_ir import FuncOp, Operation
 from affine_ir.dialects.affine import AffineForOp
 from analysis import DependenceGraph
 
-from .errors import TransformError
+from ..errors import TransformError
+from ..loop_utils import at_location, enclosing_function, loop_name, value_name
 from .fuse_private import PrivateBuffer
-from .loop_utils import at_location, enclosing_function, loop_name, value_name
 
 __all__ = ["PASS", "FusionResult", "between", "check_pair", "edge_text", "nest_name", "only_inner_loop", "refuse"]
 

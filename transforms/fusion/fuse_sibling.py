@@ -13,8 +13,8 @@ from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import DependenceGraph
 
+from ..loop_utils import value_name
 from .fuse_common import FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
-from .loop_utils import value_name
 
 __all__ = ["fuse_siblings"]
 

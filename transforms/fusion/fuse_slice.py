@@ -16,7 +16,7 @@ from affine_ir import AffineExpr, AffineMap, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import ComputationSlice
 
-from .canonicalize_loops import promote_if_single_iteration
+from ..cleanup.canonicalize_loops import promote_if_single_iteration
 
 __all__ = ["insert_slice"]
 

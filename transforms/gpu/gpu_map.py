@@ -51,7 +51,9 @@ from affine_ir.dialects.affine import (
 )
 from affine_ir.dialects.gpu import LaunchOp
 
-from .errors import TransformError
+from ..errors import TransformError
+from ..loop_utils import value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     _HOST_MAPS,
     AXES,
@@ -74,8 +76,6 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     plan_nest,
     privatize_allocs,
 )
-from .loop_utils import value_name
-from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
            "check_block_sizes", "check_host_function", "map_function", "map_nest", "map_sequentially", "parallel_band",

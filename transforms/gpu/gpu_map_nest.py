@@ -23,8 +23,8 @@ from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.dialects.memref import AllocaOp
 from affine_ir.types import INT64_MAX, MemRefType, index, memref
 
-from .errors import TransformError
-from .loop_utils import value_name
+from ..errors import TransformError
+from ..loop_utils import value_name
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan", "check_block_sizes",
            "map_nest", "map_sequentially", "new_launch", "parallel_band", "plan_nest", "privatize_allocs"]

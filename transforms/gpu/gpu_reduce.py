@@ -64,7 +64,9 @@ from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
 
-from .errors import TransformError
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, loop_name, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map import plan_function
 from .gpu_map_nest import AXES, HostPlan, host_value_checker, new_launch
 from .gpu_reduce_plan import (
@@ -76,8 +78,6 @@ from .gpu_reduce_plan import (
     plan_row_reductions,
     thread_per_row_reason,
 )
-from .loop_utils import access_subscripts, loop_name, value_name
-from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row_reductions", "map_rows",
            "plan_row_reductions", "thread_per_row_reason"]

@@ -1,7 +1,7 @@
 """Legality of mapping a nest of row reductions to one block per row (``gpu-map-reductions``).
 
 :func:`plan_row_reductions` reads a top-level nest and returns a :class:`RowPlan` (what
-:func:`transforms.gpu_reduce.map_row_reductions` rewrites) or raises :class:`TransformError`
+:func:`transforms.gpu.gpu_reduce.map_row_reductions` rewrites) or raises :class:`TransformError`
 naming the loop and the reason. Nothing here changes the IR.
 
 The nest must be a band of *row* loops (1 to 3 perfectly nested ``affine.for`` without
@@ -48,10 +48,10 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.unregistered import UnregisteredOp
 from affine_ir.types import FloatType, IntegerType, MemRefType, Type
 
-from .errors import TransformError
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, at_location, loop_name, value_name
+from ..memory.scalrep import same_element
 from .gpu_map_nest import AXES, MAX_GRID, BandDim, band_dims, host_value_checker
-from .loop_utils import access_subscripts, at_location, loop_name, value_name
-from .scalrep import same_element
 
 __all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for",
            "plan_row_reductions", "thread_per_row_reason"]
@@ -90,7 +90,7 @@ class RowReduction:
 
 @dataclass
 class RowPlan:
-    """What :func:`transforms.gpu_reduce.map_row_reductions` does with a nest (nothing changed
+    """What :func:`transforms.gpu.gpu_reduce.map_row_reductions` does with a nest (nothing changed
     yet): the row loops ``rows`` (outermost first, one block each), the row ``body``, its row
     loops ``loops`` (in order), the ``reductions``, the top-level ``scratch`` allocations made
     thread-private, the threads per block and the constant grid size per row (None: symbolic)."""

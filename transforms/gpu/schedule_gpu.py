@@ -57,10 +57,10 @@ from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.types import WORKGROUP, f32, memref, vector
 from analysis.targets import GPUTarget, target
 
-from .errors import TransformError
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, top_level_loops
+from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map_nest import HostPlan, new_launch
-from .loop_utils import access_subscripts, top_level_loops
-from .pass_base import Pass, PassContext, option, register_pass
 from .schedule_gpu_plan import (
     GROUP,
     Contraction,

@@ -30,7 +30,7 @@ from affine_ir.dialects.arith import ConstantOp
 from analysis.loops import perfect_band
 from analysis.targets import GPUTarget
 
-from .loop_utils import access_subscripts, defined_in, loop_name, loops_text, value_name
+from ..loop_utils import access_subscripts, defined_in, loop_name, loops_text, value_name
 
 #: (BM, BN, BK, TM, TN) candidates, largest first; each has 256 threads. (k steps of 16 for the
 #: large tiles: measured faster than 8 on the H200 -- matmul 4096 0.86x cuBLAS instead of 0.77x.)

@@ -56,8 +56,8 @@ from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import LoadOp
 from affine_ir.types import MemRefType
 
-from .loop_utils import defined_in, enclosing_function, loop_name
-from .pass_base import Pass, PassContext, register_pass
+from ..loop_utils import defined_in, enclosing_function, loop_name
+from ..pass_base import Pass, PassContext, register_pass
 
 __all__ = ["LoopInvariantCodeMotion", "hoist_loop_invariants", "hoist_invariants_in"]
 

@@ -50,10 +50,9 @@ from affine_ir.dialects.affine import (
     is_valid_symbol,
 )
 
-from .errors import TransformError
-from .loop_promotion import inline_loop_body, lower_bound_value
-from .loop_utils import loop_name, value_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import inline_loop_body, loop_name, lower_bound_value, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration", "substitute_value"]
 

@@ -42,9 +42,9 @@ from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 from affine_ir.dialects.affine_parallel import REDUCTION_ARITH_OPS
 from affine_ir.dialects.arith import OPS as ARITH_OPS
 
-from .errors import TransformError
-from .loop_utils import all_loops, loop_name, value_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import all_loops, loop_name, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["AffineParallelize", "PARALLEL_REDUCTION_KINDS", "check_parallel", "parallelize_loop"]
 

@@ -36,9 +36,9 @@ from affine_ir import FuncOp, Operation
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.unregistered import UnregisteredOp
 
-from .errors import TransformError
-from .loop_utils import loop_name, loops_text, outermost_bands
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import loop_name, loops_text, outermost_bands
+from ..pass_base import Pass, PassContext, option, register_pass
 from .permute_bounds import Bounds, BoundsError, permuted_bounds
 
 __all__ = ["LoopPermute", "check_permutation", "interchange_loops", "permute_loops", "permuted_order"]

@@ -24,7 +24,7 @@ from affine_ir import AffineExpr, AffineMap, Value
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.affine_symbols import is_valid_symbol
 
-from .loop_utils import loop_name
+from ..loop_utils import loop_name
 
 __all__ = ["BoundsError", "permuted_bounds"]
 

@@ -22,8 +22,8 @@ import analysis
 from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 
-from .errors import TransformError
-from .loop_utils import loop_name
+from ..errors import TransformError
+from ..loop_utils import loop_name
 from .permute import check_permutation
 
 __all__ = ["choose_permutation", "innermost_score"]
@@ -91,7 +91,7 @@ def innermost_score(band: Sequence[AffineForOp], position: int, deps=None) -> in
 
 def choose_permutation(band: Sequence[AffineForOp]) -> tuple[tuple[int, ...], str] | None:
     """The legal permutation (``permutation[k]`` = new position of loop ``k``, as
-    :func:`transforms.permute.permute_loops` takes it) moving the best-scoring loop innermost,
+    :func:`transforms.loops.permute.permute_loops` takes it) moving the best-scoring loop innermost,
     with a sentence saying why; None when the current order is already the best legal one
     (or no other order is legal). Changes nothing."""
     band = list(band)

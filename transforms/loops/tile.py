@@ -45,9 +45,9 @@ from affine_ir.affine_expr import fits_index
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
 from analysis import Dependence, constant_trip_count, dependences
 
-from .errors import TransformError
-from .loop_utils import loop_name, loops_text, outermost_bands, value_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import loop_name, loops_text, outermost_bands, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 from .tile_bounds import Extent, extent, separate_full_tiles, trip_divisor
 from .tile_model import model_tile_sizes
 
@@ -316,7 +316,7 @@ class LoopTile(Pass):
     Sizes, as MLIR's ``LoopTiling::getTileSizes``: ``tile-size`` for every loop; else
     ``tile-sizes`` (a short list is padded with 4, a long one cut, as MLIR); else the cost
     model picks sizes whose tile working set fits ``cache-size`` KiB
-    (:func:`transforms.tile_model.model_tile_sizes`). With ``tile-levels=L``: ``tile-size=s``
+    (:func:`transforms.loops.tile_model.model_tile_sizes`). With ``tile-levels=L``: ``tile-size=s``
     tiles by ``s**L``, ..., ``s**2``, ``s`` (each tile holds ``s`` tiles of the next level
     per loop); ``tile-sizes`` holds ``L`` equal groups, outermost level first, each padded or
     cut to the band's depth as above; the model takes ``cache-size`` for the outermost level

@@ -1,4 +1,4 @@
-"""Bounds of tiled loops and the full/partial tile separation, for :mod:`transforms.tile`.
+"""Bounds of tiled loops and the full/partial tile separation, for :mod:`transforms.loops.tile`.
 
 A loop ``%i = lb to ub step st`` tiled at levels of sizes ``s1 > s2 > ... > sm`` (outermost
 first) becomes ``%i_1 = lb to ub step s1*st``, then ``%i_j = %i_{j-1} to E_{j-1} step sj*st``,
@@ -12,7 +12,7 @@ smallest are dropped, as MLIR does for one level (``constructTiledIndexSetHyperR
   ``sj`` and ``sj`` divides every enclosing level's size (tiles start at ``lb + k*sj*st``);
 - everything when the trip count is a constant ``C < sj``: ``E_j = %i_j + C*st``.
 
-Nothing here checks legality; :func:`transforms.tile.tile_band` does that first.
+Nothing here checks legality; :func:`transforms.loops.tile.tile_band` does that first.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import analysis
 from affine_ir.dialects.affine import AffineForOp
 
-from .loop_utils import loops_text
-from .pass_base import PassContext
+from ..loop_utils import loops_text
+from ..pass_base import PassContext
 
 __all__ = ["cache_capacities", "model_tile_sizes"]
 

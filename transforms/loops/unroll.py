@@ -32,10 +32,9 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import index
 from analysis import constant_trip_count
 
-from .errors import TransformError
-from .loop_promotion import inline_loop_body, lower_bound_value
-from .loop_utils import loop_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import inline_loop_body, loop_name, lower_bound_value
+from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
     "CleanupBounds", "LoopUnroll", "UnrollResult", "check_unrolled_step", "cleanup_bounds",

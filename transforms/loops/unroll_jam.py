@@ -34,9 +34,9 @@ from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import Dependence, constant_trip_count, dependences
 
-from .errors import TransformError
-from .loop_utils import at_location, defined_in, loop_name, loops_text, top_level_loops, value_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..errors import TransformError
+from ..loop_utils import at_location, defined_in, loop_name, loops_text, top_level_loops, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 from .unroll import (
     CleanupBoundError,
     check_unrolled_step,

@@ -54,10 +54,10 @@ from affine_ir.dialects.memref import AllocOp, DeallocOp, DimOp
 from affine_ir.types import GPUAddressSpace, MemRefType, memref
 from analysis import MemRefRegion, Scop, UnsupportedError, element_size_in_bytes, memref_region
 
+from ..errors import TransformError
+from ..loop_utils import loop_name, loops_text, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 from .copy_generation_nests import ACCESS_OPS, build_copy_nest, copy_bounds, iv_ranges, rewrite_access
-from .errors import TransformError
-from .loop_utils import loop_name, loops_text, value_name
-from .pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["AffineDataCopyGenerate", "CopyBuffer", "CopyResult", "generate_copies", "parse_memory_space"]
 

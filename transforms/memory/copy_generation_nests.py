@@ -1,4 +1,4 @@
-"""Building blocks of copy generation (see :mod:`transforms.copy_generation`): value ranges of
+"""Building blocks of copy generation (see :mod:`transforms.memory.copy_generation`): value ranges of
 loop IVs, the bounds of copy loops, the copy-in/copy-out nests and the rewriting of accesses.
 
 Nothing here decides *whether* to copy; these helpers only build what the utility asks for.

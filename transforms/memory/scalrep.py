@@ -45,10 +45,10 @@ import analysis
 from affine_ir import AffineMap, FuncOp, Operation, OpResult, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 
-from .dce import write_only_allocations
-from .errors import TransformError
-from .loop_utils import access_subscripts, at_location, enclosing_function, loop_name, value_name
-from .pass_base import Pass, PassContext, option, register_pass
+from ..cleanup.dce import write_only_allocations
+from ..errors import TransformError
+from ..loop_utils import access_subscripts, at_location, enclosing_function, loop_name, value_name
+from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
     "ScalarReplacement", "ScalrepCounts", "eliminate_dead_stores", "eliminate_redundant_loads", "forward_stores",

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from affine_ir import FuncOp, ModuleOp
 from analysis import BoundsViolation, bounds_check
 
-from .errors import TransformError
-from .pass_base import Pass, PassContext, register_pass
+from ..errors import TransformError
+from ..pass_base import Pass, PassContext, register_pass
 
 __all__ = ["BoundsError", "CheckBounds", "verify_bounds"]
 

@@ -1,0 +1,39 @@
+"""Loop transformations: ``affine-loop-tile``, ``-permute``, ``-unroll``, ``-unroll-jam``, ``-normalize``,
+``affine-loop-invariant-code-motion``, ``affine-parallelize``."""
+
+from __future__ import annotations
+
+from .licm import LoopInvariantCodeMotion, hoist_invariants_in, hoist_loop_invariants
+from .normalize import LoopNormalize, is_normalized, normalize_loop, substitute_value
+from .parallelize import PARALLEL_REDUCTION_KINDS, AffineParallelize, check_parallel, parallelize_loop
+from .permute import LoopPermute, check_permutation, interchange_loops, permute_loops, permuted_order
+from .permute_bounds import BoundsError, permuted_bounds
+from .permute_choice import choose_permutation, innermost_score
+from .tile import LoopTile, TileResult, check_tiling, normalize_tile_sizes, tile_band
+from .tile_bounds import Extent, extent, separate_full_tiles, trip_divisor
+from .tile_model import cache_capacities, model_tile_sizes
+from .unroll import (
+    CleanupBounds,
+    LoopUnroll,
+    UnrollResult,
+    check_unrolled_step,
+    cleanup_bounds,
+    split_cleanup_loop,
+    unroll_by_factor,
+    unroll_full,
+    unroll_up_to_factor,
+)
+from .unroll_jam import LoopUnrollAndJam, UnrollJamResult, jam_structure, unroll_jam_by_factor
+
+# Not exported here: promote_if_single_iteration (two modules define different objects of this name).
+
+__all__ = [
+    "AffineParallelize", "BoundsError", "CleanupBounds", "Extent", "LoopInvariantCodeMotion", "LoopNormalize",
+    "LoopPermute", "LoopTile", "LoopUnroll", "LoopUnrollAndJam", "PARALLEL_REDUCTION_KINDS", "TileResult",
+    "UnrollJamResult", "UnrollResult", "cache_capacities", "check_parallel", "check_permutation", "check_tiling",
+    "check_unrolled_step", "choose_permutation", "cleanup_bounds", "extent", "hoist_invariants_in",
+    "hoist_loop_invariants", "innermost_score", "interchange_loops", "is_normalized", "jam_structure",
+    "model_tile_sizes", "normalize_loop", "normalize_tile_sizes", "parallelize_loop", "permute_loops",
+    "permuted_bounds", "permuted_order", "separate_full_tiles", "split_cleanup_loop", "substitute_value",
+    "tile_band", "trip_divisor", "unroll_by_factor", "unroll_full", "unroll_jam_by_factor", "unroll_up_to_factor",
+]
