@@ -53,12 +53,14 @@ def plan(f) -> list[list] | None:
     return segs
 
 
-def _uses(ops) -> set[Value]:
-    out = set()
+def _uses(ops) -> list[Value]:
+    """The values used by ``ops`` and the ops nested in them, each once, in first-use order (not
+    a set: its order would follow memory addresses and change the emitted slot layout)."""
+    out: dict[Value, None] = {}
     for op in ops:
         for o in op.walk():
-            out.update(o.operands)
-    return out
+            out.update(dict.fromkeys(o.operands))
+    return list(out)
 
 
 def _slots(v: Value) -> int:
