@@ -46,6 +46,16 @@ Querying
   :class:`IsolatedFromAbove`, :class:`AffineScope` (a class body that still sets one to True
   declares the trait).
 
+Who declares what: ``Pure``: arith, math, casts, ``vector.broadcast/reduction``, ``affine.apply/
+min/max``, ``memref.dim``, gpu ids, ``gpu.subgroup_mma_compute/constant_matrix`` (and
+``Commutative`` exactly on the binary ops in ``arith.COMMUTATIVE``, ``SameOperandsAndResultType``
+on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``IsTerminator`` and
+``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
+``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
+``gpu.barrier``: ``Synchronization``. Effects: loads READ and stores WRITE their memref (affine,
+memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
+``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
+
 Interfaces (isinstance-able base classes of the op classes, in :mod:`affine_ir.interfaces`):
 ``MemRefAccessInterface`` (``memref``, ``indices``, ``value_to_store``, ``is_write``,
 ``vector_type``), ``AffineAccessInterface`` (adds ``map``, ``map_operands``, ``set_access``) with
