@@ -23,8 +23,39 @@ from .dialects.builtin import ModuleOp
 from .dialects.func import FuncOp
 from .dialects.unregistered import UnregisteredOp
 from .errors import AffineError, InterpretError, IRError, Location, ParseError, VerifyError
+from .interfaces import (
+    AffineAccessInterface,
+    AffineReadOpInterface,
+    AffineWriteOpInterface,
+    LoopLikeOpInterface,
+    MemRefAccessInterface,
+)
 from .parser import parse as _parse_unverified
 from .printer import print_op
+from .traits import (
+    AffineScope,
+    AlwaysSpeculatable,
+    Commutative,
+    ConstantLike,
+    EffectKind,
+    IsolatedFromAbove,
+    IsTerminator,
+    KernelScope,
+    MemoryEffect,
+    NoMemoryEffect,
+    OpTrait,
+    Pure,
+    RecursiveMemoryEffects,
+    ReturnLike,
+    SameOperandsAndResultType,
+    Synchronization,
+    has_only_read_effects,
+    is_memory_effect_free,
+    is_trivially_dead,
+    read_values,
+    would_be_trivially_dead,
+    written_values,
+)
 from .verifier import verify
 
 
@@ -84,4 +115,10 @@ __all__ = [
     "InterpretError", "Location", "ModuleOp", "OpResult", "Operation", "ParseError", "Region", "UnregisteredOp",
     "Value", "VerifyError", "constant", "dim", "parse", "parse_file", "print_op", "structurally_equal", "symbol",
     "types", "verify", "__version__",
+    # traits, memory effects and interfaces (affine_ir.traits, affine_ir.interfaces)
+    "AffineAccessInterface", "AffineReadOpInterface", "AffineScope", "AffineWriteOpInterface", "AlwaysSpeculatable",
+    "Commutative", "ConstantLike", "EffectKind", "IsTerminator", "IsolatedFromAbove", "KernelScope",
+    "LoopLikeOpInterface", "MemRefAccessInterface", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure",
+    "RecursiveMemoryEffects", "ReturnLike", "SameOperandsAndResultType", "Synchronization", "has_only_read_effects",
+    "is_memory_effect_free", "is_trivially_dead", "read_values", "would_be_trivially_dead", "written_values",
 ]

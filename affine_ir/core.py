@@ -11,6 +11,21 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import ClassVar
 
 from .errors import Location, VerifyError
+from .traits import (
+    AffineScope,
+    AlwaysSpeculatable,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryEffect,
+    NoMemoryEffect,
+    OpTrait,
+    Pure,
+    RecursiveMemoryEffects,
+    TraitFlag,
+    collect_traits,
+    nested_memory_effects,
+    trait_closure,
+)
 from .types import Type
 
 OP_REGISTRY: dict[str, type[Operation]] = {}
@@ -107,19 +122,29 @@ class Operation:
     """
 
     name: ClassVar[str] = ""
-    # Ops whose regions cannot see values defined outside (func.func, builtin.module).
-    isolated_from_above: ClassVar[bool] = False
-    # The op terminates its block (func.return, affine.yield, gpu.terminator).
-    is_terminator: ClassVar[bool] = False
-    # Reads/writes nothing and can be erased when its results are unused.
-    is_pure: ClassVar[bool] = False
-    # Values at the top of its regions are valid affine symbols in them (MLIR's AffineScope trait).
-    affine_scope: ClassVar[bool] = False
+    # The op's traits (see affine_ir.traits): its own declaration united with its bases' traits.
+    traits: ClassVar[frozenset[type[OpTrait]]] = frozenset()
+    # The traits and every trait they imply; what has_trait looks up.
+    trait_closure: ClassVar[frozenset[type[OpTrait]]] = frozenset()
+    # Read-only views of traits, kept for the code that asks them: regions cannot see values
+    # defined outside (func.func, builtin.module); terminates its block; Pure; AffineScope.
+    isolated_from_above = TraitFlag(IsolatedFromAbove)
+    is_terminator = TraitFlag(IsTerminator)
+    is_pure = TraitFlag(Pure)
+    affine_scope = TraitFlag(AffineScope)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls.traits = collect_traits(cls)
+        cls.trait_closure = trait_closure(cls.traits)
         if cls.__dict__.get("name"):
             OP_REGISTRY[cls.name] = cls
+
+    @classmethod
+    def has_trait(cls, trait: type[OpTrait]) -> bool:
+        """Whether the op (or op class) declares ``trait`` or a trait implying it (``Pure``
+        implies ``NoMemoryEffect``); works on the class and on an instance."""
+        return trait in cls.trait_closure
 
     def __init__(
         self,
@@ -297,9 +322,22 @@ class Operation:
         """Op-specific invariants; raise :class:`VerifyError` via ``self.error``."""
 
     def is_speculatable(self) -> bool:
-        """Whether the op is pure and may run even where its result is not needed (MLIR's
-        ``isPure``); ops that can fault on some operands (integer division) override it."""
-        return self.is_pure
+        """Whether the op may run even where its result is not needed (MLIR's
+        ``ConditionallySpeculatable``): by default whether it has ``AlwaysSpeculatable`` (every
+        ``Pure`` op); ops that can fault on some operands (integer division) override it."""
+        return AlwaysSpeculatable in self.trait_closure
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
+        """The op's memory effects (MLIR's ``MemoryEffectOpInterface``): ``()`` for none, None for
+        unknown (the op may touch any memory). Default: ``()`` with ``NoMemoryEffect`` (``Pure``),
+        the nested ops' effects with ``RecursiveMemoryEffects``, else None; ops with effects of
+        their own override it (see affine_ir.traits)."""
+        closure = self.trait_closure
+        if NoMemoryEffect in closure:
+            return ()
+        if RecursiveMemoryEffects in closure:
+            return nested_memory_effects(self)
+        return None
 
     def error(self, message: str) -> VerifyError:
         """A VerifyError naming this op and its location."""

@@ -4,7 +4,9 @@ helpers for building ops from their parsed parts."""
 
 from __future__ import annotations
 
-from ..core import Operation, Value
+from ..core import Operation
+from ..interfaces import MemRefAccessInterface
+from ..traits import IsTerminator, NoMemoryEffect, Pure, ReturnLike, SameOperandsAndResultType
 from ..types import VectorType, element_type_of, is_float, is_int_or_index
 
 
@@ -17,12 +19,13 @@ def build_from_operands(cls, operands, result_types, attributes, location):
 class ElementwiseOp(Operation):
     """``%r = op %a, %b, ... : T`` with all operands and the result of type T.
 
-    Subclasses set ``arity`` and ``operand_kind`` ("float", "int" or "any") and ``is_pure``.
+    Subclasses set ``arity`` and ``operand_kind`` ("float", "int" or "any"), and may add traits
+    (``Commutative``).
     """
 
+    traits = frozenset({Pure, SameOperandsAndResultType})
     arity = 2
     operand_kind = "float"
-    is_pure = True
 
     def __init__(self, *operands, location=None, name_hint=None):
         if len(operands) != self.arity:
@@ -72,7 +75,7 @@ class ConversionOp(Operation):
     """``%r = name %a {attrs} : T1 to T2``: one value made into one of another type (arith casts,
     ``vector.broadcast``). Subclasses define ``convertible(src, dst)`` and the ``verb`` of messages."""
 
-    is_pure = True
+    traits = frozenset({Pure})
     verb = "convert"
 
     def __init__(self, value, result_type, location=None, name_hint=None):
@@ -111,7 +114,7 @@ class ValuesTerminator(Operation):
     """``keyword {attrs} %a, %b : f32, i32``: a terminator that passes values on (``return``,
     ``affine.yield``); subclasses set ``keyword``."""
 
-    is_terminator = True
+    traits = frozenset({IsTerminator, ReturnLike, NoMemoryEffect})
     keyword = ""
     from_generic = classmethod(build_from_operands)
 
@@ -136,19 +139,8 @@ def verify_terminator(op: Operation, block, term_cls: type, types, verb: str, ex
         raise term.error(f"{verb} ({', '.join(map(str, got))}) but {expecting} ({', '.join(map(str, types))})")
 
 
-class MemrefAccess(Operation):
-    """Loads and stores: the memref is operand ``memref_index`` (after a stored value), the
-    index operands follow it."""
-
-    memref_index = 0
-
-    @property
-    def memref(self) -> Value:
-        return self.operands[self.memref_index]
-
-    @property
-    def indices(self) -> tuple[Value, ...]:
-        return self.operands[self.memref_index + 1 :]
+#: The old name of :class:`affine_ir.interfaces.MemRefAccessInterface` (loads and stores).
+MemrefAccess = MemRefAccessInterface
 
 
 def verify_element_type(op: Operation) -> None:

@@ -6,38 +6,27 @@ from collections.abc import Sequence
 
 from ..affine_map import AffineMap
 from ..core import Value
+from ..interfaces import AffineAccessInterface, AffineReadOpInterface, AffineWriteOpInterface
 from ..types import MemRefType, VectorType
-from ._simple import MemrefAccess, verify_element_type
+from ._simple import verify_element_type
 from .affine_symbols import _check_map_operands, canonical_ssa_map
 
+#: The old name of :class:`affine_ir.interfaces.AffineAccessInterface`, kept for existing imports.
+_AccessOp = AffineAccessInterface
 
-class _AccessOp(MemrefAccess):
-    """Shared parts of affine.load/store/vector_load/vector_store: a memref and an index map."""
+
+class _AccessSyntax(AffineAccessInterface):
+    """Shared text and checks of affine.load/store/vector_load/vector_store: a memref and an index map."""
 
     @property
     def memref_type(self) -> MemRefType:
         return self.memref.type
 
-    @property
-    def map(self) -> AffineMap:
-        return self.attributes["map"]
-
-    def set_access(self, m: AffineMap, indices: Sequence[Value]) -> None:
-        """Replace the access map and its operands (kept in the form of ``canonical_ssa_map``)."""
-        m, indices = canonical_ssa_map(m, indices)
-        head = self.operands[: self.memref_index + 1]
-        self.attributes["map"] = m
-        self.set_operands([*head, *indices])
-
     def print_(self, p) -> None:
         head = "".join(f"{p.value(v)}, " for v in self.operands[: self.memref_index])
-        vector = f", {self._vector_type()}" if self._vector_type() is not None else ""
+        vector = f", {self.vector_type}" if self.vector_type is not None else ""
         p.write(f"{self.name} {head}{p.value(self.memref)}[{p.map_of_ssa_ids(self.map, self.indices)}]"
                 f"{p.attr_dict(self, ('map',))} : {self.memref.type}{vector}")
-
-    def _vector_type(self):
-        """The vector type of vector_load/vector_store (printed after the memref type), else None."""
-        return None
 
     @staticmethod
     def _parse_access(p):
@@ -65,10 +54,8 @@ class _AccessOp(MemrefAccess):
         _check_map_operands(self, self.map, self.indices, "index")
 
 
-class _StoreAccessOp(_AccessOp):
+class _StoreAccessOp(_AccessSyntax, AffineWriteOpInterface):
     """affine.store/vector_store: the stored value, the memref and the index operands."""
-
-    memref_index = 1
 
     def __init__(self, value: Value, memref: Value, m: AffineMap, indices: Sequence[Value], location=None):
         m, indices = canonical_ssa_map(m, indices)
@@ -90,7 +77,7 @@ class _StoreAccessOp(_AccessOp):
         return (v, *cls._parse_access(p))
 
 
-class AffineLoadOp(_AccessOp):
+class AffineLoadOp(_AccessSyntax, AffineReadOpInterface):
     """``%v = affine.load %A[%i + 1, %j] : memref<64x64xf32>``."""
 
     name = "affine.load"
@@ -130,7 +117,7 @@ class AffineStoreOp(_StoreAccessOp):
         verify_element_type(self)
 
 
-class AffineVectorLoadOp(_AccessOp):
+class AffineVectorLoadOp(_AccessSyntax, AffineReadOpInterface):
     """``%v = affine.vector_load %A[%i] : memref<64xf32>, vector<8xf32>``."""
 
     name = "affine.vector_load"
@@ -144,7 +131,8 @@ class AffineVectorLoadOp(_AccessOp):
     def from_generic(cls, operands, result_types, attributes, location):
         return cls(result_types[0], operands[0], attributes.pop("map"), operands[1:], location=location)
 
-    def _vector_type(self):
+    @property
+    def vector_type(self) -> VectorType:
         return self.result.type
 
     @classmethod
@@ -166,7 +154,8 @@ class AffineVectorStoreOp(_StoreAccessOp):
 
     name = "affine.vector_store"
 
-    def _vector_type(self):
+    @property
+    def vector_type(self) -> VectorType:
         return self.value.type
 
     @classmethod
@@ -181,6 +170,6 @@ class AffineVectorStoreOp(_StoreAccessOp):
         _verify_vector_elem(self, self.value.type)
 
 
-def _verify_vector_elem(op: _AccessOp, vt) -> None:
+def _verify_vector_elem(op: AffineAccessInterface, vt) -> None:
     if not isinstance(vt, VectorType) or vt.element_type != op.memref.type.element_type:
         raise op.error(f"vector type {vt} must have the memref's element type {op.memref.type.element_type}")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from ..affine_map import AffineMap
 from ..core import Operation, Value
+from ..traits import Pure
 from ..types import index
 from .affine_symbols import _check_map_operands, affine_scope, is_valid_dim, is_valid_symbol
 
@@ -48,7 +49,7 @@ class AffineApplyOp(_MapValueOp):
     valid symbol cannot take a symbol position."""
 
     name = "affine.apply"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def verify_(self) -> None:
         m = self.map
@@ -68,9 +69,9 @@ class AffineApplyOp(_MapValueOp):
 
 class AffineMinOp(_MapValueOp):
     name = "affine.min"
-    is_pure = True
+    traits = frozenset({Pure})
 
 
 class AffineMaxOp(_MapValueOp):
     name = "affine.max"
-    is_pure = True
+    traits = frozenset({Pure})

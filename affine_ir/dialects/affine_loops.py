@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from ..affine_map import AffineMap, IntegerSet
 from ..core import Block, Operation, Region, Value
+from ..interfaces import LoopLikeOpInterface
 from ..parser_base import describe_token
+from ..traits import RecursiveMemoryEffects
 from ..types import index
 from ._simple import ValuesTerminator, set_regions, verify_terminator
 from .affine_symbols import _check_map_operands, affine_scope, check_dim_and_symbol_operands, is_valid_symbol
@@ -93,7 +95,7 @@ def ensure_yield(block: Block, location=None) -> None:
         block.append(AffineYieldOp([], location=location))
 
 
-class AffineForOp(Operation):
+class AffineForOp(LoopLikeOpInterface):
     """``affine.for %i = max #lb(...) to min #ub(...) step s iter_args(%a = %x) -> (t)``.
 
     Operands: lower-bound operands, upper-bound operands, then iter_args initial
@@ -101,6 +103,7 @@ class AffineForOp(Operation):
     """
 
     name = "affine.for"
+    traits = frozenset({RecursiveMemoryEffects})
 
     def __init__(self, lower_bound: AffineMap | int, lower_operands: Sequence[Value], upper_bound: AffineMap | int,
                  upper_operands: Sequence[Value], step: int = 1, inits: Sequence[Value] = (),
@@ -147,6 +150,27 @@ class AffineForOp(Operation):
     @property
     def iter_args(self) -> list[Value]:
         return self.body.args[1:]
+
+    # -- LoopLikeOpInterface ---------------------------------------------------
+    @property
+    def induction_vars(self) -> tuple[Value, ...]:
+        return (self.induction_var,)
+
+    @property
+    def region_iter_args(self) -> tuple[Value, ...]:
+        return tuple(self.body.args[1:])
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        return (self.step,)
+
+    @property
+    def lower_bounds(self) -> tuple[tuple[AffineMap, tuple[Value, ...]], ...]:
+        return ((self.lower_bound_map, self.lower_bound_operands),)
+
+    @property
+    def upper_bounds(self) -> tuple[tuple[AffineMap, tuple[Value, ...]], ...]:
+        return ((self.upper_bound_map, self.upper_bound_operands),)
 
     @property
     def constant_bounds(self) -> tuple[int, int] | None:
@@ -258,6 +282,7 @@ class AffineIfOp(Operation):
     """``affine.if #set(%i)[%n] -> f32 { ... } else { ... }``."""
 
     name = "affine.if"
+    traits = frozenset({RecursiveMemoryEffects})
 
     def __init__(self, condition: IntegerSet, operands: Sequence[Value], result_types=(), with_else: bool = False,
                  location=None):

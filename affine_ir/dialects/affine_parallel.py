@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap
-from ..core import Block, Operation, Region, Value
+from ..core import Block, Region, Value
+from ..interfaces import LoopLikeOpInterface
+from ..traits import RecursiveMemoryEffects
 from ..types import index
 from .affine_loops import _print_yield_region, _verify_yield, ensure_yield, finish_loop
 from .affine_symbols import _check_map_operands, canonical_ssa_map
@@ -19,7 +21,7 @@ REDUCTION_ARITH_OPS = {k: f"arith.{ {'maxs': 'maxsi', 'mins': 'minsi', 'maxu': '
                        for k in REDUCTIONS}
 
 
-class AffineParallelOp(Operation):
+class AffineParallelOp(LoopLikeOpInterface):
     """``affine.parallel (%i, %j) = (0, 0) to (%n, 64) step (1, 4) reduce ("addf") -> (f32)``.
 
     Bounds are kept as MLIR does: one lower-bound map whose results are grouped per IV
@@ -27,6 +29,7 @@ class AffineParallelOp(Operation):
     """
 
     name = "affine.parallel"
+    traits = frozenset({RecursiveMemoryEffects})
 
     def __init__(self, lower_map: AffineMap, lower_groups: Sequence[int], lower_operands: Sequence[Value],
                  upper_map: AffineMap, upper_groups: Sequence[int], upper_operands: Sequence[Value],
@@ -61,6 +64,35 @@ class AffineParallelOp(Operation):
     @property
     def upper_operands(self):
         return self.operands[self.attributes["lower_bounds"].num_inputs :]
+
+    # -- LoopLikeOpInterface (no loop-carried values: reductions start from their identity) ----
+    @property
+    def induction_vars(self) -> tuple[Value, ...]:
+        return tuple(self.body.args)
+
+    @property
+    def inits(self) -> tuple[Value, ...]:
+        return ()
+
+    @property
+    def region_iter_args(self) -> tuple[Value, ...]:
+        return ()
+
+    @property
+    def lower_bounds(self) -> tuple[tuple[AffineMap, tuple[Value, ...]], ...]:
+        return self._bounds(False)
+
+    @property
+    def upper_bounds(self) -> tuple[tuple[AffineMap, tuple[Value, ...]], ...]:
+        return self._bounds(True)
+
+    def _bounds(self, upper: bool) -> tuple[tuple[AffineMap, tuple[Value, ...]], ...]:
+        """Per IV, its group of bound results as a map over all the lower (upper) operands."""
+        key = "upper" if upper else "lower"
+        m = self.attributes[f"{key}_bounds"]
+        operands = tuple(self.upper_operands if upper else self.lower_operands)
+        return tuple((AffineMap(m.num_dims, m.num_symbols, tuple(group)), operands)
+                     for group in self.bound_groups(upper))
 
     def bound_groups(self, upper: bool) -> list[list[AffineExpr]]:
         """Per IV, the list of bound exprs (max of them for lower, min for upper)."""

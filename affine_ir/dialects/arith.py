@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..attributes import DenseAttr, FloatAttr, IntegerAttr
 from ..core import Operation
 from ..parser import describe_token as _describe
+from ..traits import Commutative, ConstantLike, Pure
 from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
 from ._simple import ConversionOp, ElementwiseOp, check_kind, kind_ok
 
@@ -13,7 +14,7 @@ class ConstantOp(Operation):
     """``%c = arith.constant 1.0 : f32`` / ``0 : index`` / ``true`` / ``dense<0.0> : vector<8xf32>``."""
 
     name = "arith.constant"
-    is_pure = True
+    traits = frozenset({Pure, ConstantLike})
 
     def __init__(self, value, location=None, name_hint=None):
         super().__init__([], [value.type], {"value": value}, location=location, result_names=[name_hint])
@@ -110,6 +111,9 @@ class _IntDivisionOp(ElementwiseOp):
         return divisor is not None and divisor != 0 and not (self.overflows_at_minus_one and divisor == -1)
 
 
+#: The binary ops whose two operands commute: they declare MLIR's ``Commutative`` trait.
+_COMMUTATIVE = frozenset({"addi", "muli", "andi", "ori", "xori", "maxsi", "minsi", "maxui", "minui", "addf", "mulf",
+                          "maximumf", "minimumf"})
 #: Integer ops that fault on some divisors: whether -1 is one of them.
 _DIVISIONS = {"divsi": True, "ceildivsi": True, "divui": False, "remsi": False, "remui": False}
 
@@ -119,6 +123,8 @@ def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
     base, extra = ElementwiseOp, {}
     if short in _DIVISIONS:
         base, extra = _IntDivisionOp, {"overflows_at_minus_one": _DIVISIONS[short]}
+    if short in _COMMUTATIVE:
+        extra["traits"] = frozenset({Commutative})
     cls = type(short.title().replace("_", "") + "Op", (base,),
                {"name": op_name, "arity": arity, "operand_kind": kind, "__doc__": doc, **extra})
     cls.__module__ = __name__
@@ -130,18 +136,15 @@ INT_BINARY = ("addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floor
               "minsi", "maxui", "minui", "andi", "ori", "xori", "shli", "shrsi", "shrui")
 
 OPS: dict[str, type] = {}
-
-#: Ops whose two operands commute (MLIR's ``Commutative`` trait).
-COMMUTATIVE = frozenset({
-    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi",
-    "arith.maxui", "arith.minui", "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf",
-})
 for _n in FLOAT_BINARY:
     OPS[_n] = _elementwise(f"arith.{_n}", 2, "float", f"``%r = arith.{_n} %a, %b : f32``.")
 for _n in INT_BINARY:
     OPS[_n] = _elementwise(f"arith.{_n}", 2, "int", f"``%r = arith.{_n} %a, %b : i32``.")
 OPS["negf"] = _elementwise("arith.negf", 1, "float", "``%r = arith.negf %a : f32``.")
 globals().update({cls.__name__: cls for cls in OPS.values()})
+
+#: The names of the ops with the ``Commutative`` trait (a view kept for the code that asks names).
+COMMUTATIVE = frozenset(cls.name for cls in OPS.values() if cls.has_trait(Commutative))
 
 CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
                    "une", "uno", "true")
@@ -151,7 +154,7 @@ CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", 
 class _CmpOp(Operation):
     predicates: tuple[str, ...] = ()
     operand_kind = "float"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, predicate: str, lhs, rhs, location=None, name_hint=None):
         t = lhs.type
@@ -202,7 +205,7 @@ class SelectOp(Operation):
     """``%r = arith.select %cond, %a, %b : f32``."""
 
     name = "arith.select"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, cond, a, b, location=None, name_hint=None):
         super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])

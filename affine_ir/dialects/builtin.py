@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import Block, Operation, Region
 from ..printer import symbol_ref
+from ..traits import AffineScope, IsolatedFromAbove
 from ._simple import set_regions
 
 
@@ -11,8 +12,7 @@ class ModuleOp(Operation):
     """``module { ... }``: a single-block region of functions, no terminator."""
 
     name = "builtin.module"
-    isolated_from_above = True
-    affine_scope = True
+    traits = frozenset({IsolatedFromAbove, AffineScope})
 
     def __init__(self, ops=(), attributes=None, location=None, sym_name: str | None = None):
         super().__init__(regions=[Region([Block()])], attributes=attributes, location=location)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..attributes import SymbolRefAttr
 from ..core import Block, Operation, Region
 from ..printer import symbol_ref
+from ..traits import AffineScope, IsolatedFromAbove
 from ..types import FunctionType
 from ._simple import ValuesTerminator, verify_terminator
 
@@ -13,8 +14,7 @@ class FuncOp(Operation):
     """A function: a name, a FunctionType, and a body (absent for a declaration)."""
 
     name = "func.func"
-    isolated_from_above = True
-    affine_scope = True
+    traits = frozenset({IsolatedFromAbove, AffineScope})
 
     def __init__(self, sym_name: str, function_type: FunctionType, arg_names=None, attributes=None,
                  location=None, declaration: bool = False):

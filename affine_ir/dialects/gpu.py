@@ -6,6 +6,16 @@ from collections.abc import Sequence
 
 from ..attributes import IntegerAttr, UnitAttr
 from ..core import Block, Operation, Region, Value
+from ..traits import (
+    AffineScope,
+    EffectKind,
+    IsTerminator,
+    KernelScope,
+    MemoryEffect,
+    NoMemoryEffect,
+    Pure,
+    Synchronization,
+)
 from ..types import MemRefType, MMAMatrixType, Type, i1, i32, index
 from ._simple import build_from_operands, set_regions
 
@@ -20,7 +30,8 @@ class LaunchOp(Operation):
     """
 
     name = "gpu.launch"
-    affine_scope = True
+    # Its effects are unknown (None): a kernel runs on the device, and passes leave it whole.
+    traits = frozenset({AffineScope, KernelScope})
 
     def __init__(self, grid: Sequence[Value], block: Sequence[Value], dynamic_shared_memory: Value | None = None,
                  location=None):
@@ -115,7 +126,7 @@ class TerminatorOp(_BareOp):
     """``gpu.terminator``: ends a gpu.launch body."""
 
     name = "gpu.terminator"
-    is_terminator = True
+    traits = frozenset({IsTerminator, NoMemoryEffect})
 
     def verify_(self) -> None:
         if not isinstance(self.parent_op, LaunchOp):
@@ -126,12 +137,13 @@ class BarrierOp(_BareOp):
     """``gpu.barrier``: all threads of the block wait here (``__syncthreads()``)."""
 
     name = "gpu.barrier"
+    traits = frozenset({Synchronization})  # effects unknown (None): nothing moves across it
 
 
 class _IdOp(Operation):
     """``%t = gpu.thread_id x``."""
 
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, dimension: str, location=None, name_hint=None):
         super().__init__([], [index], {"dimension": dimension}, location=location, result_names=[name_hint])
@@ -181,6 +193,8 @@ class ShuffleOp(Operation):
     """``%r, %valid = gpu.shuffle xor %v, %offset, %width : f32``."""
 
     name = "gpu.shuffle"
+    # No traits: an exchange between the lanes of a warp, never merged, erased or moved; its
+    # effects are unknown (None).
 
     def __init__(self, mode: str, value: Value, offset: Value, width: Value, location=None):
         super().__init__([value, offset, width], [value.type, i1], {"mode": mode}, location=location)
@@ -235,6 +249,10 @@ class SubgroupMmaLoadMatrixOp(Operation):
             raise p.error(f"expected !gpu.mma_matrix result type, found {rt}", rloc)
         return p.add_attributes(cls(m, idx, lead_dim, rt, location=loc), attrs)
 
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        """READ of the memref."""
+        return (MemoryEffect(EffectKind.READ, self.operands[0]),)
+
     def verify_(self) -> None:
         _verify_mma_memref(self, self.operands[0], self.operands[1:], self.result.type)
 
@@ -267,6 +285,10 @@ class SubgroupMmaStoreMatrixOp(Operation):
         p.expect(",")
         p.check_type(m, p.parse_type(), tloc)
         return p.add_attributes(cls(v, m, idx, lead_dim, location=loc), attrs)
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        """WRITE of the memref."""
+        return (MemoryEffect(EffectKind.WRITE, self.operands[1]),)
 
     def verify_(self) -> None:
         _verify_mma_memref(self, self.operands[1], self.operands[2:], self.operands[0].type)
@@ -306,7 +328,7 @@ class SubgroupMmaComputeOp(Operation):
     """``%d = gpu.subgroup_mma_compute %a, %b, %c : !gpu.mma_matrix<16x16xf16, "AOp">, ... -> !gpu.mma_matrix<...>``."""
 
     name = "gpu.subgroup_mma_compute"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, a: Value, b: Value, c: Value, location=None):
         super().__init__([a, b, c], [c.type], location=location)
@@ -350,7 +372,7 @@ class SubgroupMmaConstantMatrixOp(Operation):
     """``%c = gpu.subgroup_mma_constant_matrix %zero : !gpu.mma_matrix<16x16xf32, "COp">``."""
 
     name = "gpu.subgroup_mma_constant_matrix"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, value: Value, result_type: Type, location=None):
         super().__init__([value], [result_type], location=location)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core import Operation, Value
+from ..interfaces import MemRefAccessInterface
+from ..traits import EffectKind, MemoryEffect, Pure
 from ..types import MemRefType, index
-from ._simple import MemrefAccess, build_from_operands, verify_element_type
+from ._simple import build_from_operands, verify_element_type
 
 
 class _AllocLike(Operation):
@@ -19,6 +21,10 @@ class _AllocLike(Operation):
     @property
     def memref_type(self) -> MemRefType:
         return self.result.type
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        """ALLOCATE of the result."""
+        return (MemoryEffect(EffectKind.ALLOCATE, self.result),)
 
     def print_(self, p) -> None:
         p.write(f"{self.name}({p.values(self.operands)}){p.attr_dict(self)} : {self.result.type}")
@@ -64,6 +70,10 @@ class DeallocOp(Operation):
     name = "memref.dealloc"
     from_generic = classmethod(build_from_operands)
 
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        """FREE of the memref."""
+        return (MemoryEffect(EffectKind.FREE, self.operands[0]),)
+
     def print_(self, p) -> None:
         p.write(f"memref.dealloc {p.value(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type}")
 
@@ -82,7 +92,7 @@ class DimOp(Operation):
     """``%d = memref.dim %m, %c0 : memref<?xf32>``."""
 
     name = "memref.dim"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, memref: Value, dim_index: Value, location=None, name_hint=None):
         super().__init__([memref, dim_index], [index], location=location, result_names=[name_hint])
@@ -107,7 +117,7 @@ class DimOp(Operation):
             raise self.error("expects a memref and an index")
 
 
-class _IndexedAccess(MemrefAccess):
+class _IndexedAccess(MemRefAccessInterface):
     """memref.load/store: a memref operand (at ``memref_index``) and one index per dimension."""
 
     def print_(self, p) -> None:
@@ -162,6 +172,7 @@ class StoreOp(_IndexedAccess):
 
     name = "memref.store"
     memref_index = 1
+    is_write = True
     from_generic = classmethod(build_from_operands)
 
     @property

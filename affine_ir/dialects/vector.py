@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import Operation, Value
+from ..traits import Pure
 from ..types import VectorType
 from ._simple import ConversionOp
 
@@ -27,7 +28,7 @@ class ReductionOp(Operation):
     """``%r = vector.reduction <add>, %v : vector<8xf32> into f32``."""
 
     name = "vector.reduction"
-    is_pure = True
+    traits = frozenset({Pure})
 
     def __init__(self, kind: str, value: Value, location=None, name_hint=None):
         super().__init__([value], [value.type.element_type], {"kind": kind}, location=location,

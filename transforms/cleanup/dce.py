@@ -29,54 +29,18 @@ from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects import memref as memref_d
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineIfOp,
-    AffineLoadOp,
-    AffineParallelOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-    AffineYieldOp,
-)
+from affine_ir.dialects.affine import AffineStoreOp, AffineVectorStoreOp
+from affine_ir.traits import has_only_read_effects, is_trivially_dead  # re-exported: their old home
 
 from ..pass_base import Pass, PassContext, register_pass
 
 __all__ = ["DeadCodeElimination", "eliminate_dead_code", "erase_trivially_dead_ops", "has_only_read_effects",
            "erase_write_only_allocations", "is_trivially_dead", "write_only_allocations"]
 
-#: Ops that only read memory (dead when their results are unused).
-READ_ONLY = (AffineLoadOp, AffineVectorLoadOp, memref_d.LoadOp)
 #: Ops that allocate their result (dead when the result is unused).
 ALLOCATIONS = (memref_d.AllocOp, memref_d.AllocaOp)
-#: Ops whose regions' effects are their only effects.
-STRUCTURED = (AffineForOp, AffineIfOp, AffineParallelOp)
 #: Ops that write into the memref operand (``op.memref``) and read nothing.
 STORES = (AffineStoreOp, AffineVectorStoreOp, memref_d.StoreOp)
-
-
-def has_only_read_effects(op: Operation) -> bool:
-    """True when ``op`` (with everything nested in it) changes no memory and has no other
-    effect: it is pure, reads memory, allocates its own result, or is an affine loop/if (or
-    yield) whose body only does those things. Calls, stores, deallocs, barriers, GPU launches
-    and unregistered ops have effects."""
-    if op.is_pure or isinstance(op, READ_ONLY + ALLOCATIONS):
-        return True
-    if isinstance(op, AffineYieldOp):
-        return True
-    if isinstance(op, STRUCTURED):
-        return all(has_only_read_effects(inner) for region in op.regions for block in region.blocks
-                   for inner in block.ops)
-    return False
-
-
-def is_trivially_dead(op: Operation) -> bool:
-    """MLIR's ``isOpTriviallyDead``: no result of ``op`` is used, ``op`` is not a terminator
-    and it has no effect but reading memory or allocating its result (see
-    :func:`has_only_read_effects`). Erasing it changes nothing a program computes."""
-    if op.is_terminator or any(r.uses for r in op.results):
-        return False
-    return has_only_read_effects(op)
 
 
 def erase_trivially_dead_ops(root: Operation) -> int:

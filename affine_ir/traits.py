@@ -1,0 +1,290 @@
+"""Op traits and memory effects: what an op *is*, declared once on its class, asked everywhere.
+
+MLIR and xDSL put these facts on the op; so does this IR. Passes and analyses ask the traits,
+the effects and the interfaces (:mod:`affine_ir.interfaces`) instead of comparing op names, so
+an op added later with the right declarations works in them without edits there.
+
+Declaring
+---------
+A trait is a marker class (a subclass of :class:`OpTrait`); an op class lists its own in a
+``traits`` class attribute, and inherits those of its base classes (``Operation.__init_subclass__``
+unites them)::
+
+    class AddFOp(ElementwiseOp):            # ElementwiseOp declares Pure, SameOperandsAndResultType
+        name = "arith.addf"
+        traits = frozenset({Commutative})  # AddFOp.traits: all three
+
+Memory effects (MLIR's ``MemoryEffectOpInterface``) are derived from the traits by
+``Operation.memory_effects()``: ``()`` for an op with :class:`NoMemoryEffect` (so every
+:class:`Pure` op), the union of the nested ops' effects for :class:`RecursiveMemoryEffects` ops
+(``affine.for/if/parallel``), else ``None``. An op with effects of its own overrides the method::
+
+    class LoadOp(MemRefAccessInterface):   # the interface already answers READ of op.memref
+        ...
+    class DeallocOp(Operation):
+        def memory_effects(self):
+            return (MemoryEffect(EffectKind.FREE, self.operands[0]),)
+
+Querying
+--------
+- ``op.has_trait(Pure)``: on an op or on its class (``AddFOp.has_trait(Commutative)``); a trait
+  implies its base traits (:class:`Pure` is :class:`NoMemoryEffect` and
+  :class:`AlwaysSpeculatable`).
+- ``op.memory_effects()``: a tuple of :class:`MemoryEffect` (``kind``, ``value``: the memref value
+  affected, or None for "some memory, which is not known"), ``()`` for none, or **None for
+  unknown**: the op may read or write any memory and do anything else (``func.call``, unregistered
+  ops, ``gpu.barrier``, ``gpu.launch``, ``gpu.shuffle``, and any op that declares nothing). A pass
+  must treat an unknown op as it would treat a call.
+- ``op.is_speculatable()`` (MLIR's ``ConditionallySpeculatable``): whether the op may run where
+  its result is not needed; by default whether it has :class:`AlwaysSpeculatable` (integer
+  division overrides it: a constant non-zero divisor only).
+- The helpers below (MLIR's ``SideEffectInterfaces``): :func:`is_memory_effect_free`,
+  :func:`has_only_read_effects`, :func:`would_be_trivially_dead`, :func:`is_trivially_dead`,
+  :func:`written_values`, :func:`read_values`.
+- The old class booleans ``is_pure``, ``is_terminator``, ``isolated_from_above`` and
+  ``affine_scope`` stay: read-only views of :class:`Pure`, :class:`IsTerminator`,
+  :class:`IsolatedFromAbove`, :class:`AffineScope` (a class body that still sets one to True
+  declares the trait).
+
+Who declares what: ``Pure``: arith, math, casts, ``vector.broadcast/reduction``, ``affine.apply/
+min/max``, ``memref.dim``, gpu ids, ``gpu.subgroup_mma_compute/constant_matrix`` (and
+``Commutative`` exactly on the binary ops in ``arith.COMMUTATIVE``, ``SameOperandsAndResultType``
+on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``IsTerminator`` and
+``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
+``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
+``gpu.barrier``: ``Synchronization``. Effects: loads READ and stores WRITE their memref (affine,
+memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
+``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
+
+Interfaces (isinstance-able base classes of the op classes, in :mod:`affine_ir.interfaces`):
+``MemRefAccessInterface`` (``memref``, ``indices``, ``value_to_store``, ``is_write``,
+``vector_type``), ``AffineAccessInterface`` (adds ``map``, ``map_operands``, ``set_access``) with
+``AffineReadOpInterface`` / ``AffineWriteOpInterface``, and ``LoopLikeOpInterface``
+(``induction_vars``, ``body``, ``inits``, ``region_iter_args``, ``loop_results``, ``steps``,
+``lower_bounds``, ``upper_bounds``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .core import Operation, Value
+
+__all__ = [
+    "AffineScope", "AlwaysSpeculatable", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
+    "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
+    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "LEGACY_FLAGS", "TraitFlag", "collect_traits",
+    "trait_closure", "has_only_read_effects", "is_memory_effect_free",
+    "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
+]
+
+
+class OpTrait:
+    """Base of the marker traits: a trait is a class, never instantiated; an op has it when one
+    of its declared traits is the trait or a subclass of it."""
+
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} is a trait: declare the class itself, do not instantiate it")
+
+
+class NoMemoryEffect(OpTrait):
+    """The op reads, writes, allocates and frees no memory (``memory_effects()`` is ``()``)."""
+
+
+class AlwaysSpeculatable(OpTrait):
+    """The op may run where its result is not needed: it never faults, loops or traps."""
+
+
+class Pure(NoMemoryEffect, AlwaysSpeculatable):
+    """No memory effect and always speculatable (MLIR's ``Pure``): merged by CSE, erased when
+    unused, hoisted out of loops."""
+
+
+class Commutative(OpTrait):
+    """The op's two operands may be swapped without changing its result (``arith.addf``)."""
+
+
+class IsTerminator(OpTrait):
+    """The op ends its block (``func.return``, ``affine.yield``, ``gpu.terminator``)."""
+
+
+class ReturnLike(OpTrait):
+    """A terminator that passes its operands to the parent op's results or to the caller."""
+
+
+class SameOperandsAndResultType(OpTrait):
+    """Every operand and the result have one type (checked by the verifier)."""
+
+
+class IsolatedFromAbove(OpTrait):
+    """The op's regions cannot use values defined outside it (``func.func``, ``builtin.module``)."""
+
+
+class AffineScope(OpTrait):
+    """Values at the top of the op's regions are valid affine symbols in them (MLIR's ``AffineScope``)."""
+
+
+class KernelScope(OpTrait):
+    """The op's regions start a fresh value scope although they may use values from above
+    (``gpu.launch``): passes that reuse dominating values (CSE) do not carry host values into it,
+    so a kernel keeps its own constants."""
+
+
+class RecursiveMemoryEffects(OpTrait):
+    """The op's effects are those of the ops in its regions (``affine.for``, ``affine.if``,
+    ``affine.parallel``)."""
+
+
+class ConstantLike(OpTrait):
+    """The op materializes a constant attribute as its single result (``arith.constant``)."""
+
+
+class Synchronization(OpTrait):
+    """The op orders the memory accesses of threads (``gpu.barrier``): no access moves across it."""
+
+
+#: The old class booleans of ``Operation`` and the trait each one is a view of.
+LEGACY_FLAGS = {"is_pure": Pure, "is_terminator": IsTerminator, "isolated_from_above": IsolatedFromAbove,
+                "affine_scope": AffineScope}
+
+
+class TraitFlag:
+    """A read-only boolean class attribute that says whether the op (or op class) has ``trait``:
+    the old ``Operation.is_pure`` & co."""
+
+    __slots__ = ("trait",)
+
+    def __init__(self, trait: type[OpTrait]):
+        self.trait = trait
+
+    def __get__(self, obj, owner=None) -> bool:
+        return self.trait in (owner if owner is not None else type(obj)).trait_closure
+
+    def __set__(self, obj, value) -> None:
+        raise AttributeError(f"read-only: declare the {self.trait.__name__} trait on the op class instead")
+
+
+def collect_traits(cls: type) -> frozenset[type[OpTrait]]:
+    """The traits of op class ``cls``: those its bases have, united with those its body declares
+    in ``traits``, and those an old boolean of :data:`LEGACY_FLAGS` set in its body adds (True)
+    or removes (False); the old booleans are taken out of the body so the read-only views apply.
+    TypeError for a declared trait that is not an :class:`OpTrait` subclass."""
+    found: set[type[OpTrait]] = set()
+    for base in cls.__bases__:
+        found.update(getattr(base, "traits", ()))
+    own = cls.__dict__.get("traits", ())
+    for trait in own:
+        if not (isinstance(trait, type) and issubclass(trait, OpTrait)):
+            raise TypeError(f"{cls.__name__}.traits: {trait!r} is not an OpTrait subclass")
+    found.update(own)
+    for flag, trait in LEGACY_FLAGS.items():
+        value = cls.__dict__.get(flag)
+        if isinstance(value, bool):
+            delattr(cls, flag)
+            (found.add if value else found.discard)(trait)
+    return frozenset(found)
+
+
+def trait_closure(traits: frozenset[type[OpTrait]]) -> frozenset[type[OpTrait]]:
+    """``traits`` with every trait they imply (their base traits): what ``has_trait`` looks up."""
+    return frozenset(b for t in traits for b in t.__mro__ if issubclass(b, OpTrait) and b is not OpTrait)
+
+
+class EffectKind(enum.Enum):
+    """What a memory effect does to its value (MLIR's ``MemoryEffects::Effect`` kinds)."""
+
+    READ = "read"
+    WRITE = "write"
+    ALLOCATE = "allocate"
+    FREE = "free"
+
+
+@dataclass(frozen=True)
+class MemoryEffect:
+    """One effect of an op: ``kind`` on ``value`` (the memref value affected; None when the
+    memory is not known). Equal when the kind is equal and the value is the same object
+    (values compare and hash by identity)."""
+
+    kind: EffectKind
+    value: Value | None = None
+
+
+def nested_memory_effects(op: Operation) -> tuple[MemoryEffect, ...] | None:
+    """The union of the memory effects of the ops in ``op``'s regions (each nested op's own
+    ``memory_effects()``, in walk order, duplicates dropped); None when one of them is unknown."""
+    out: dict[MemoryEffect, None] = {}
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                effects = inner.memory_effects()
+                if effects is None:
+                    return None
+                out.update(dict.fromkeys(effects))
+    return tuple(out)
+
+
+def is_memory_effect_free(op: Operation) -> bool:
+    """True when ``op``, with everything nested in it, reads, writes, allocates and frees no
+    memory (MLIR's ``isMemoryEffectFree``); False for unknown effects."""
+    return op.memory_effects() == ()
+
+
+def has_only_read_effects(op: Operation) -> bool:
+    """True when ``op`` (with everything nested in it) changes no memory and has no other
+    effect: every effect reads memory or allocates the op's own result, and for a
+    :class:`RecursiveMemoryEffects` op every nested op is so (a nested allocation of its own
+    result included). Unknown effects (calls, barriers, GPU launches, unregistered ops) are not."""
+    if op.has_trait(RecursiveMemoryEffects):
+        return all(has_only_read_effects(inner) for region in op.regions for block in region.blocks
+                   for inner in block.ops)
+    effects = op.memory_effects()
+    if effects is None:
+        return False
+    return all(e.kind is EffectKind.READ or (e.kind is EffectKind.ALLOCATE and _is_result_of(e.value, op))
+               for e in effects)
+
+
+def _is_result_of(value: Value | None, op: Operation) -> bool:
+    return value is not None and any(value is r for r in op.results)
+
+
+def would_be_trivially_dead(op: Operation) -> bool:
+    """MLIR's ``wouldOpBeTriviallyDead``: ``op`` is not a terminator and has no effect but
+    reading memory or allocating its result, so it could be erased if its results were unused."""
+    return not op.has_trait(IsTerminator) and has_only_read_effects(op)
+
+
+def is_trivially_dead(op: Operation) -> bool:
+    """MLIR's ``isOpTriviallyDead``: no result of ``op`` is used and :func:`would_be_trivially_dead`.
+    Erasing it changes nothing a program computes."""
+    if op.has_trait(IsTerminator) or any(r.uses for r in op.results):
+        return False
+    return has_only_read_effects(op)
+
+
+def written_values(op: Operation) -> tuple[Value, ...] | None:
+    """The memrefs that ``op`` and the ops nested in it write or free (each once, in walk order);
+    None when an effect is unknown or falls on memory that is not named."""
+    return _values_with(op, (EffectKind.WRITE, EffectKind.FREE))
+
+
+def read_values(op: Operation) -> tuple[Value, ...] | None:
+    """The memrefs that ``op`` and the ops nested in it read (each once, in walk order); None when
+    an effect is unknown or falls on memory that is not named."""
+    return _values_with(op, (EffectKind.READ,))
+
+
+def _values_with(op: Operation, kinds: tuple[EffectKind, ...]) -> tuple[Value, ...] | None:
+    effects = op.memory_effects()
+    if effects is None:
+        return None
+    out: dict[Value, None] = {}
+    for e in effects:
+        if e.kind in kinds:
+            if e.value is None:
+                return None
+            out[e.value] = None
+    return tuple(out)
