@@ -116,6 +116,8 @@ _COMMUTATIVE = frozenset({"addi", "muli", "andi", "ori", "xori", "maxsi", "minsi
                           "maximumf", "minimumf"})
 #: Integer ops that fault on some divisors: whether -1 is one of them.
 _DIVISIONS = {"divsi": True, "ceildivsi": True, "divui": False, "remsi": False, "remui": False}
+#: The casts that read their integer operand, or write their integer result, as unsigned.
+_UNSIGNED_CASTS = frozenset({"uitofp", "fptoui", "extui"})
 
 
 def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
@@ -125,6 +127,8 @@ def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
         base, extra = _IntDivisionOp, {"overflows_at_minus_one": _DIVISIONS[short]}
     if short in _COMMUTATIVE:
         extra["traits"] = frozenset({Commutative})
+    if kind == "int":  # the *ui ops (divui, remui, maxui, minui, shrui) read their operands as unsigned
+        extra["unsigned"] = short.endswith("ui")
     cls = type(short.title().replace("_", "") + "Op", (base,),
                {"name": op_name, "arity": arity, "operand_kind": kind, "__doc__": doc, **extra})
     cls.__module__ = __name__
@@ -243,9 +247,12 @@ class SelectOp(Operation):
 
 
 class _CastOp(ConversionOp):
-    """``%r = arith.<cast> %a : T1 to T2``; subclasses set ``valid(src, dst)`` on element types."""
+    """``%r = arith.<cast> %a : T1 to T2``; subclasses set ``valid(src, dst)`` on element types,
+    and ``unsigned`` (``uitofp``, ``fptoui``, ``extui``) when they read or write integers as unsigned
+    (zero-extending) rather than as signed (sign-extending) numbers."""
 
     verb = "cast"
+    unsigned = False
 
     @staticmethod
     def valid(src: Type, dst: Type) -> bool:
@@ -263,7 +270,7 @@ class _CastOp(ConversionOp):
 def _cast(op_name: str, valid, doc: str) -> type:
     cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (_CastOp,),
                {"name": op_name, "valid": staticmethod(lambda s, d: valid(element_type_of(s), element_type_of(d))),
-                "__doc__": doc})
+                "unsigned": op_name.split(".")[1] in _UNSIGNED_CASTS, "__doc__": doc})
     cls.__module__ = __name__
     return cls
 

@@ -23,9 +23,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from llvmlite import ir
 
+from affine_ir.core import Operation
+from affine_ir.dialects import arith
 from affine_ir.types import FloatType, IndexType, IntegerType, Type, VectorType
 
 from .emitter import FunctionEmitter, handler
@@ -45,7 +48,6 @@ from .types import (
 )
 from .types import with_element as _with
 
-FLOAT_OPS = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv"}
 FLOAT_FLAGS = ("fast",)
 
 
@@ -81,82 +83,97 @@ def _safe_divisor(em: FunctionEmitter, a: ir.Value, d: ir.Value, w: int, signed:
     return b.select(bad, splat(ty, 1), d), zero
 
 
-def _int_div(em: FunctionEmitter, name: str, a: ir.Value, d: ir.Value, w: int) -> ir.Value:
+def _int_div(em: FunctionEmitter, rounding: str, a: ir.Value, d: ir.Value, w: int, unsigned: bool) -> ir.Value:
+    """``a / d`` (``rounding``: ``"toward_zero"``, ``"floor"``, ``"ceil"``) or ``a % d`` (``"rem"``), in
+    the signedness of the op; 0 for a zero divisor."""
     b = em.b
-    signed = name in ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
-    safe, zero = _safe_divisor(em, a, d, w, signed)
+    safe, zero = _safe_divisor(em, a, d, w, not unsigned)
     ty = a.type
-    if name == "arith.divui":
-        out = b.udiv(a, safe)
-    elif name == "arith.remui":
-        out = b.urem(a, safe)
-    elif name == "arith.remsi":
+    if unsigned:
+        out = b.urem(a, safe) if rounding == "rem" else b.udiv(a, safe)
+    elif rounding == "rem":
         out = b.srem(a, safe)
     else:
         q, r = b.sdiv(a, safe), b.srem(a, safe)
-        if name == "arith.divsi":
+        if rounding == "toward_zero":
             out = q
         else:
             nonzero = b.icmp_signed("!=", r, splat(ty, 0))
             same_sign = b.icmp_signed("==", b.icmp_signed("<", r, splat(ty, 0)), b.icmp_signed("<", safe, splat(ty, 0)))
-            if name == "arith.floordivsi":
+            if rounding == "floor":
                 out = b.sub(q, b.zext(b.and_(nonzero, b.not_(same_sign)), ty))
             else:
                 out = b.add(q, b.zext(b.and_(nonzero, same_sign), ty))
     return b.select(zero, splat(ty, 0), out)
 
 
-def _shift(em: FunctionEmitter, name: str, a: ir.Value, n: ir.Value, w: int) -> ir.Value:
+def _shift(em: FunctionEmitter, direction: str, a: ir.Value, n: ir.Value, w: int, unsigned: bool) -> ir.Value:
     b = em.b
     ty = a.type
     ok = b.icmp_unsigned("<", n, splat(ty, w))
     safe = b.select(ok, n, splat(ty, 0))
-    if name == "arith.shli":
+    if direction == "left":
         return b.select(ok, b.shl(a, safe), splat(ty, 0))
-    if name == "arith.shrui":
+    if unsigned:
         return b.select(ok, b.lshr(a, safe), splat(ty, 0))
     return b.select(ok, b.ashr(a, safe), b.ashr(a, splat(ty, w - 1)))
 
 
-_PICK = {"arith.maxsi": ("<", True), "arith.minsi": (">", True), "arith.maxui": ("<", False),
-         "arith.minui": (">", False)}
+def _float_binary(instruction: str) -> Callable:
+    return lambda em, cls, a, c, t: round_result(em, getattr(em.b, instruction)(a, c, flags=fm(em)), t)
 
 
-def binary_op(em: FunctionEmitter, name: str, a: ir.Value, c: ir.Value, t: Type) -> ir.Value:
-    """The arith op ``name`` on register values ``a``, ``c`` of IR type ``t`` (scalar or vector)."""
-    b = em.b
-    if name in FLOAT_OPS:
-        return round_result(em, getattr(b, FLOAT_OPS[name])(a, c, flags=fm(em)), t)
-    if name == "arith.remf":
-        return b.frem(a, c, flags=fm(em))  # exact: fmod's result is representable
-    if name in ("arith.maximumf", "arith.minimumf"):
-        return _intrinsic(em, "llvm.maximum" if name == "arith.maximumf" else "llvm.minimum", a, c)
-    w = width(t)
-    if name in ("arith.addi", "arith.subi", "arith.muli"):
-        return {"arith.addi": b.add, "arith.subi": b.sub, "arith.muli": b.mul}[name](a, c)
-    if name in ("arith.andi", "arith.ori", "arith.xori"):
-        return {"arith.andi": b.and_, "arith.ori": b.or_, "arith.xori": b.xor}[name](a, c)
-    if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
-        return _shift(em, name, a, c, w)
-    if name in _PICK:
-        op, signed = _PICK[name]
-        cmp = b.icmp_signed(op, a, c) if signed else b.icmp_unsigned(op, a, c)
-        return b.select(cmp, c, a)  # ties keep a, as the interpreter does (same value anyway)
-    if name in ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi"):
-        return _int_div(em, name, a, c, w)
-    raise KeyError(name)
+def _float_intrinsic(name: str) -> Callable:
+    return lambda em, cls, a, c, t: _intrinsic(em, name, a, c)
 
 
-BINARY = tuple(FLOAT_OPS) + ("arith.remf", "arith.maximumf", "arith.minimumf", "arith.addi", "arith.subi",
-                             "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
-                             "arith.shrui", *_PICK, "arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
-                             "arith.floordivsi", "arith.ceildivsi")
+def _int_binary(builder_method: str) -> Callable:
+    return lambda em, cls, a, c, t: getattr(em.b, builder_method)(a, c)
 
 
-@handler(*BINARY)
+def _int_shift(direction: str) -> Callable:
+    return lambda em, cls, a, c, t: _shift(em, direction, a, c, width(t), cls.unsigned)
+
+
+def _int_division(rounding: str) -> Callable:
+    return lambda em, cls, a, c, t: _int_div(em, rounding, a, c, width(t), cls.unsigned)
+
+
+def _pick(keeps_second_when: str) -> Callable:
+    """max/min: ``select(a <cmp> c, c, a)``; ties keep a, as the interpreter does (same value anyway)."""
+    def lower(em, cls, a, c, t):
+        b = em.b
+        cmp = b.icmp_unsigned(keeps_second_when, a, c) if cls.unsigned else b.icmp_signed(keeps_second_when, a, c)
+        return b.select(cmp, c, a)
+    return lower
+
+
+#: The lowering of each binary arith op class: ``lower(em, op_class, a, c, t)`` on register values.
+BINARY_LOWERINGS: dict[type[Operation], Callable] = {
+    arith.AddfOp: _float_binary("fadd"), arith.SubfOp: _float_binary("fsub"), arith.MulfOp: _float_binary("fmul"),
+    arith.DivfOp: _float_binary("fdiv"),
+    arith.RemfOp: lambda em, cls, a, c, t: em.b.frem(a, c, flags=fm(em)),  # exact: fmod's result is representable
+    arith.MaximumfOp: _float_intrinsic("llvm.maximum"), arith.MinimumfOp: _float_intrinsic("llvm.minimum"),
+    arith.AddiOp: _int_binary("add"), arith.SubiOp: _int_binary("sub"), arith.MuliOp: _int_binary("mul"),
+    arith.AndiOp: _int_binary("and_"), arith.OriOp: _int_binary("or_"), arith.XoriOp: _int_binary("xor"),
+    arith.ShliOp: _int_shift("left"), arith.ShrsiOp: _int_shift("right"), arith.ShruiOp: _int_shift("right"),
+    arith.MaxsiOp: _pick("<"), arith.MinsiOp: _pick(">"), arith.MaxuiOp: _pick("<"), arith.MinuiOp: _pick(">"),
+    arith.DivsiOp: _int_division("toward_zero"), arith.DivuiOp: _int_division("toward_zero"),
+    arith.RemsiOp: _int_division("rem"), arith.RemuiOp: _int_division("rem"),
+    arith.FloordivsiOp: _int_division("floor"), arith.CeildivsiOp: _int_division("ceil"),
+}
+
+
+def binary_op(em: FunctionEmitter, op_class: type[Operation], a: ir.Value, c: ir.Value, t: Type) -> ir.Value:
+    """The binary arith op ``op_class`` on register values ``a``, ``c`` of IR type ``t`` (scalar or
+    vector), with the interpreter's semantics. KeyError for an op class without a lowering."""
+    return BINARY_LOWERINGS[op_class](em, op_class, a, c, t)
+
+
+@handler(*(cls.name for cls in BINARY_LOWERINGS))
 def _binary(em: FunctionEmitter, op) -> None:
     a, c = (em.get(v) for v in op.operands)
-    em.set(op.results[0], binary_op(em, op.name, a, c, op.results[0].type))
+    em.set(op.results[0], binary_op(em, type(op), a, c, op.results[0].type))
 
 
 @handler("arith.negf")
@@ -269,42 +286,52 @@ def _from_bits(em: FunctionEmitter, bits: ir.Value, dst: Type) -> ir.Value:
     return b.bitcast(bits, rt) if fmt is not None else bits
 
 
-def cast(em: FunctionEmitter, name: str, x: ir.Value, src: Type, dst: Type) -> ir.Value:
-    """The arith cast ``name`` of register value ``x`` from ``src`` to ``dst``."""
-    b = em.b
+def _resize_int(em: FunctionEmitter, cls, x: ir.Value, src: Type, dst: Type) -> ir.Value:
+    """``index_cast``, ``extsi``, ``extui``, ``trunci``: truncate, or extend (zero-extend when unsigned)."""
+    ws, wd = width(src), width(dst)
+    if ws == wd:
+        return x
     rt = reg_type(dst)
-    ws, wd = (width(src) if not isinstance(scalar_of(src), FloatType) else 0), \
-        (width(dst) if not isinstance(scalar_of(dst), FloatType) else 0)
-    if name in ("arith.index_cast", "arith.extsi", "arith.trunci", "arith.extui"):
-        if ws == wd:
-            return x
-        if wd < ws:
-            return b.trunc(x, rt)
-        return b.zext(x, rt) if name == "arith.extui" else b.sext(x, rt)
-    if name in ("arith.sitofp", "arith.uitofp"):
-        return _int_to_float(em, x, src, dst, name == "arith.uitofp")
-    if name in ("arith.fptosi", "arith.fptoui"):
-        return _fp_to_int(em, x, dst, name == "arith.fptoui")
-    if name == "arith.extf":
-        return x if x.type == rt else b.fpext(x, rt)
-    if name == "arith.truncf":
-        fs, fd = float_format(src), float_format(dst)
-        if fs == "f64":
-            return round_f64_to(b, x, fd)
-        return round_f32_to(b, x, fd)
-    if name == "arith.bitcast":
-        return _from_bits(em, _bits_of(em, x, src), dst)
-    raise KeyError(name)
+    if wd < ws:
+        return em.b.trunc(x, rt)
+    return em.b.zext(x, rt) if cls.unsigned else em.b.sext(x, rt)
 
 
-CASTS = ("arith.index_cast", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
-         "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast")
+def _truncf(em: FunctionEmitter, cls, x: ir.Value, src: Type, dst: Type) -> ir.Value:
+    fs, fd = float_format(src), float_format(dst)
+    if fs == "f64":
+        return round_f64_to(em.b, x, fd)
+    return round_f32_to(em.b, x, fd)
 
 
-@handler(*CASTS)
+def _extf(em: FunctionEmitter, cls, x: ir.Value, src: Type, dst: Type) -> ir.Value:
+    rt = reg_type(dst)
+    return x if x.type == rt else em.b.fpext(x, rt)
+
+
+#: The lowering of each arith cast op class: ``lower(em, op_class, x, src, dst)`` on a register value.
+CAST_LOWERINGS: dict[type[Operation], Callable] = {
+    arith.IndexCastOp: _resize_int, arith.ExtsiOp: _resize_int, arith.ExtuiOp: _resize_int,
+    arith.TrunciOp: _resize_int,
+    arith.SitofpOp: lambda em, cls, x, src, dst: _int_to_float(em, x, src, dst, cls.unsigned),
+    arith.UitofpOp: lambda em, cls, x, src, dst: _int_to_float(em, x, src, dst, cls.unsigned),
+    arith.FptosiOp: lambda em, cls, x, src, dst: _fp_to_int(em, x, dst, cls.unsigned),
+    arith.FptouiOp: lambda em, cls, x, src, dst: _fp_to_int(em, x, dst, cls.unsigned),
+    arith.ExtfOp: _extf, arith.TruncfOp: _truncf,
+    arith.BitcastOp: lambda em, cls, x, src, dst: _from_bits(em, _bits_of(em, x, src), dst),
+}
+
+
+def cast(em: FunctionEmitter, op_class: type[Operation], x: ir.Value, src: Type, dst: Type) -> ir.Value:
+    """The arith cast ``op_class`` of register value ``x`` from ``src`` to ``dst``. KeyError for an op
+    class without a lowering."""
+    return CAST_LOWERINGS[op_class](em, op_class, x, src, dst)
+
+
+@handler(*(cls.name for cls in CAST_LOWERINGS))
 def _cast(em: FunctionEmitter, op) -> None:
     src, dst = op.operands[0].type, op.results[0].type
     for t in (src, dst):
         if isinstance(scalar_of(t), IntegerType) and scalar_of(t).width > 64:
             raise em.error(op, f"integers wider than 64 bits ({t}) are not supported")
-    em.set(op.results[0], cast(em, op.name, em.get(op.operands[0]), src, dst))
+    em.set(op.results[0], cast(em, type(op), em.get(op.operands[0]), src, dst))

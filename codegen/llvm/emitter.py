@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from affine_ir.core import Block, Operation, Value
+from affine_ir.dialects.affine import AffineYieldOp
 from affine_ir.errors import Location
 from affine_ir.types import MemRefType
 
@@ -152,7 +153,7 @@ class FunctionEmitter:
         self.block_frees.append([])
         out = None
         for op in block.ops:
-            if op.name == "affine.yield":
+            if isinstance(op, AffineYieldOp):
                 out = [self.get(v) for v in op.operands]
                 break
             self.op(op)

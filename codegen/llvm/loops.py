@@ -16,6 +16,8 @@ from llvmlite import ir
 
 from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
+from affine_ir.core import OP_REGISTRY
+from affine_ir.dialects.affine import AffineMinOp
 from affine_ir.dialects.affine_parallel import REDUCTION_ARITH_OPS
 
 from ..loop_bounds import constant_upper_limit, may_step_past_int64
@@ -93,7 +95,7 @@ def combine(b: ir.IRBuilder, values: list[ir.Value], upper: bool) -> ir.Value:
 @handler("affine.apply", "affine.min", "affine.max")
 def _apply(em: FunctionEmitter, op) -> None:
     vals = affine_map(em, op.map, op.operands)
-    em.set(op.results[0], combine(em.b, vals, op.name == "affine.min") if len(vals) > 1 else vals[0])
+    em.set(op.results[0], combine(em.b, vals, isinstance(op, AffineMinOp)) if len(vals) > 1 else vals[0])
 
 
 def _constant(v: ir.Value) -> int | None:
@@ -215,7 +217,7 @@ def parallel_bounds(em: FunctionEmitter, op) -> list[tuple[ir.Value, ir.Value]]:
 
 def combine_reduction(em: FunctionEmitter, kind: str, acc: ir.Value, value: ir.Value, t) -> ir.Value:
     """``acc <kind> value`` with the arith op of the ``affine.parallel`` reduction ``kind``."""
-    return binary_op(em, REDUCTION_ARITH_OPS[kind], acc, value, t)
+    return binary_op(em, OP_REGISTRY[REDUCTION_ARITH_OPS[kind]], acc, value, t)
 
 
 def emit_parallel(em: FunctionEmitter, op, outer: tuple[ir.Value, ir.Value] | None = None,

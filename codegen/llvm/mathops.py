@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from affine_ir.dialects import arith
 from affine_ir.types import FloatType
 
 from .arith import binary_op, fm
@@ -107,10 +108,10 @@ def _broadcast(em: FunctionEmitter, op) -> None:
 
 
 _REDUCTION_OPS = {
-    ("add", True): "arith.addf", ("mul", True): "arith.mulf", ("maximumf", True): "arith.maximumf",
-    ("minimumf", True): "arith.minimumf", ("add", False): "arith.addi", ("mul", False): "arith.muli",
-    ("maxsi", False): "arith.maxsi", ("minsi", False): "arith.minsi", ("and", False): "arith.andi",
-    ("or", False): "arith.ori", ("xor", False): "arith.xori",
+    ("add", True): arith.AddfOp, ("mul", True): arith.MulfOp, ("maximumf", True): arith.MaximumfOp,
+    ("minimumf", True): arith.MinimumfOp, ("add", False): arith.AddiOp, ("mul", False): arith.MuliOp,
+    ("maxsi", False): arith.MaxsiOp, ("minsi", False): arith.MinsiOp, ("and", False): arith.AndiOp,
+    ("or", False): arith.OriOp, ("xor", False): arith.XoriOp,
 }
 
 
@@ -118,13 +119,13 @@ _REDUCTION_OPS = {
 def _reduction(em: FunctionEmitter, op) -> None:
     b = em.b
     t = op.results[0].type
-    name = _REDUCTION_OPS.get((op.kind, isinstance(t, FloatType)))
-    if name is None:
+    combining = _REDUCTION_OPS.get((op.kind, isinstance(t, FloatType)))
+    if combining is None:
         raise em.error(op, f"reduction <{op.kind}> does not apply to {t}")
     v = em.get(op.operands[0])
     acc = b.extract_element(v, ir.Constant(I32, 0))
     for k in range(1, v.type.count):
-        acc = binary_op(em, name, acc, b.extract_element(v, ir.Constant(I32, k)), t)
+        acc = binary_op(em, combining, acc, b.extract_element(v, ir.Constant(I32, k)), t)
     em.set(op.results[0], acc)
 
 

@@ -17,6 +17,7 @@ import math
 from llvmlite import ir
 
 from affine_ir.affine_map import AffineMap
+from affine_ir.dialects.memref import AllocaOp
 from affine_ir.errors import Location
 from affine_ir.types import MemRefType, VectorType
 
@@ -220,12 +221,12 @@ def _alloc(em: FunctionEmitter, op) -> None:
     size, too_big = _byte_size(em, t, dims)
     static = t.has_static_shape
     nbytes = storage_bytes(t.element_type) * math.prod(t.shape) if static else None
-    if op.name == "memref.alloca" and static and nbytes <= STACK_LIMIT:
+    if isinstance(op, AllocaOp) and static and nbytes <= STACK_LIMIT:
         p = em.entry_alloca(I8, max(nbytes, 1), align=ALLOC_ALIGN)
         _zero_fill(em, p, size)
     else:
         p = heap_alloc(em, size, f"'{op.name}' of {t}", op.location, too_big)
-        if op.name == "memref.alloca":
+        if isinstance(op, AllocaOp):
             em.block_frees[-1].append(p)
     em.bind_memref(op.results[0], p, dyn)
 

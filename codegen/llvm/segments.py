@@ -16,6 +16,8 @@ import math
 from llvmlite import ir
 
 from affine_ir.core import Value
+from affine_ir.dialects.affine import AffineParallelOp
+from affine_ir.dialects.memref import AllocaOp
 from affine_ir.types import MemRefType
 
 from .abi import SegmentABI
@@ -31,17 +33,17 @@ def plan(f) -> list[list] | None:
     least one loop) alone; None when there is nothing to run in parallel (or a top-level heap
     ``memref.alloca``, whose lifetime is the whole call, would span segments)."""
     ops = list(f.body.ops)
-    if not any(op.name == "affine.parallel" and op.ivs for op in ops):
+    if not any(isinstance(op, AffineParallelOp) and op.ivs for op in ops):
         return None
     for op in ops:
-        if op.name == "memref.alloca":
+        if isinstance(op, AllocaOp):
             t: MemRefType = op.results[0].type
             if not t.has_static_shape or storage_bytes(t.element_type) * math.prod(t.shape) > STACK_LIMIT:
                 return None
     segs: list[list] = []
     cur: list = []
     for op in ops:
-        if op.name == "affine.parallel" and op.ivs:
+        if isinstance(op, AffineParallelOp) and op.ivs:
             if cur:
                 segs.append(cur)
                 cur = []
@@ -162,7 +164,7 @@ def emit_segments(ctx: ModuleContext, f) -> tuple[list[SegmentABI], int]:
         defined = [r for op in seg for r in op.results if r in later_uses[k]]
         name = f"{base}.seg{k}"
         op = seg[0]
-        if not (op.name == "affine.parallel" and op.ivs and len(seg) == 1):
+        if not (isinstance(op, AffineParallelOp) and op.ivs and len(seg) == 1):
             aux_box: list = []
 
             def on_return(em: FunctionEmitter, vals, box=aux_box) -> None:
