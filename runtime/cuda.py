@@ -184,26 +184,27 @@ class CudaExecutable:
         """Execute the host function: host values, allocations, launches. ``keep_temporaries``
         (for :meth:`bind`): ``memref.dealloc`` frees nothing, the caller frees the temporaries
         after the last launch."""
-        specs = {id(k.launch): k for k in self.kernels}
+        from codegen.cuda import HostRole, host_role, host_value
+
+        specs = {k.launch: k for k in self.kernels}
         for op in self.function.body.ops:
-            if op.name == "arith.constant":
-                values[op.results[0]] = op.value
-            elif op.name in ("affine.apply", "affine.min", "affine.max"):
-                values[op.results[0]] = _evaluate(op, values)
-            elif op.name == "memref.alloc":
+            role = host_role(op)
+            if role is HostRole.VALUE:
+                values[op.results[0]] = host_value(op, values)
+            elif role is HostRole.ALLOCATE:
                 t: MemRefType = op.results[0].type
                 dynamic = iter(int(values[v]) for v in op.operands)
                 dims = tuple(d if d is not None else next(dynamic) for d in t.shape)
                 buf = drv.DeviceBuffer.alloc(max(1, _nbytes(t, dims)))
                 temporaries.append(buf)
                 values[op.results[0]] = _Buffer(buf.ptr, dims, buf)
-            elif op.name == "memref.dealloc" and not keep_temporaries:
+            elif role is HostRole.FREE and not keep_temporaries:
                 buf = values[op.operands[0]].owner
                 if buf in temporaries:
                     temporaries.remove(buf)
                     buf.free()
-            elif op.name == "gpu.launch":
-                self._launch(specs[id(op)], op, values, drv)
+            elif role is HostRole.LAUNCH:
+                self._launch(specs[op], op, values, drv)
 
     def _launch(self, spec, op: Operation, values: dict, drv) -> None:
         grid = tuple(int(values[v]) for v in op.grid_size)
@@ -243,17 +244,6 @@ def _nbytes(t: MemRefType, dims: Sequence[int]) -> int:
     for d in dims:
         n *= d
     return n * element_dtypes(t.element_type)[0].itemsize
-
-
-def _evaluate(op: Operation, values: dict) -> int:
-    m = op.map
-    args = [int(values[v]) for v in op.operands]
-    results = m.evaluate(args[: m.num_dims], args[m.num_dims :])
-    if op.name == "affine.min":
-        return min(results)
-    if op.name == "affine.max":
-        return max(results)
-    return results[0]
 
 
 class _Recorder:

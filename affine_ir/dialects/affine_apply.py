@@ -11,8 +11,9 @@ from ..types import index
 from .affine_symbols import _check_map_operands, affine_scope, is_valid_dim, is_valid_symbol
 
 
-class _MapValueOp(Operation):
-    """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``."""
+class AffineMapValueOp(Operation):
+    """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``: an index value computed from the
+    results of an affine map of the operands (its only one for ``apply``, their min or max)."""
 
     def __init__(self, m: AffineMap, operands: Sequence[Value], location=None, name_hint=None):
         super().__init__(operands, [index], {"map": m}, location=location, result_names=[name_hint])
@@ -20,6 +21,17 @@ class _MapValueOp(Operation):
     @property
     def map(self) -> AffineMap:
         return self.attributes["map"]
+
+    @staticmethod
+    def combine(results: Sequence[int]) -> int:
+        """The op's value from the results of its map (``affine.apply``: the one result)."""
+        return results[0]
+
+    def evaluate(self, operand_values: Sequence[int]) -> int:
+        """The op's value when its operands (dims, then symbols) have ``operand_values``."""
+        m = self.map
+        args = [int(v) for v in operand_values]
+        return self.combine(m.evaluate(args[: m.num_dims], args[m.num_dims :]))
 
     def print_(self, p) -> None:
         p.write(f"{self.name} {p.map_ref(self.map)}{p.dim_and_symbol_list(self.operands, self.map.num_dims)}"
@@ -43,7 +55,7 @@ class _MapValueOp(Operation):
         _check_map_operands(self, self.map, self.operands, "map")
 
 
-class AffineApplyOp(_MapValueOp):
+class AffineApplyOp(AffineMapValueOp):
     """``%r = affine.apply #map(%i)[%n]``. As in MLIR, its operands need not be valid dims or
     symbols (its result is a valid dim only when they are), but a valid dim that is not a
     valid symbol cannot take a symbol position."""
@@ -67,11 +79,17 @@ class AffineApplyOp(_MapValueOp):
                                  f"%{v.name_hint or '?'})")
 
 
-class AffineMinOp(_MapValueOp):
+class AffineMinOp(AffineMapValueOp):
     name = "affine.min"
     traits = frozenset({Pure})
+    combine = staticmethod(min)
 
 
-class AffineMaxOp(_MapValueOp):
+class AffineMaxOp(AffineMapValueOp):
     name = "affine.max"
     traits = frozenset({Pure})
+    combine = staticmethod(max)
+
+
+#: The old (private) name of :class:`AffineMapValueOp`, kept for the modules that still use it.
+_MapValueOp = AffineMapValueOp

@@ -50,7 +50,9 @@ constants are inlined, affine expressions are printed as such (``A[i * 64 + j]``
 from __future__ import annotations
 
 from .errors import EmitError
+from .host import HostRole, host_role, host_value, launches_of
 from .module import emit
 from .program import CudaProgram, KernelParam, KernelSpec
 
-__all__ = ["CudaProgram", "EmitError", "KernelParam", "KernelSpec", "emit"]
+__all__ = ["CudaProgram", "EmitError", "HostRole", "KernelParam", "KernelSpec", "emit", "host_role", "host_value",
+           "launches_of"]

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
 from affine_ir.core import Block, Operation, Value
+from affine_ir.dialects.affine import AffineParallelOp, AffineYieldOp
+from affine_ir.dialects.memref import AllocaOp, AllocOp
+from affine_ir.traits import IsTerminator, ReturnLike
 from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
 from transforms.cleanup.canonicalize_ranges import RangeContext
 
@@ -286,7 +289,7 @@ class KernelPrinter:
 
     def op_memref_dealloc(self, op: Operation) -> None:
         m = op.operands[0]
-        if not (is_workgroup(m.type) or is_private(m.type) or getattr(m.owner, "name", "") == "memref.alloca"):
+        if not (is_workgroup(m.type) or is_private(m.type) or isinstance(m.owner, AllocaOp)):
             raise self.error(op, "global memory cannot be freed inside a kernel; free it on the host")
 
     def op_memref_dim(self, op: Operation) -> None:
@@ -309,7 +312,7 @@ class KernelPrinter:
     def hoist_shared(self, body: Block) -> None:
         """Register every workgroup ``memref.alloc`` of the kernel (declared at its top)."""
         for op in body.walk():
-            if op.name == "memref.alloc" and is_workgroup(op.results[0].type):
+            if isinstance(op, AllocOp) and is_workgroup(op.results[0].type):
                 t: MemRefType = op.results[0].type
                 if not t.has_static_shape:
                     raise self.error(op, f"a workgroup buffer needs a static shape, got {t}")
@@ -321,12 +324,10 @@ class KernelPrinter:
     # -- blocks and control flow ------------------------------------------------------------------
     def block(self, block: Block, on_yield=None) -> None:
         for op in block.ops:
-            if op.name == "affine.yield":
-                if on_yield is not None:
+            if op.has_trait(IsTerminator):  # a kernel's blocks end in yields (to on_yield) or gpu.terminator
+                if op.has_trait(ReturnLike) and on_yield is not None:
                     self.cur = op
                     on_yield(op)
-                continue
-            if op.name == "gpu.terminator":
                 continue
             self.op(op)
 
@@ -347,10 +348,10 @@ class KernelPrinter:
 
     @staticmethod
     def why_unsupported(op: Operation) -> str:
-        if op.name.startswith("vector.") or "vector" in op.name:
+        if any(isinstance(v.type, VectorType) for v in (*op.operands, *op.results)):
             return ("no CUDA lowering for this vector op (supported: affine.vector_load/vector_store, "
                     "vector.broadcast, vector.reduction, element-wise arith/math on 1-D vectors)")
-        if op.name == "affine.parallel":
+        if isinstance(op, AffineParallelOp):
             return "an affine.parallel left inside a kernel is not supported (gpu-map turns parallel loops into ids)"
         return "no CUDA lowering for this op"
 
@@ -414,7 +415,7 @@ class KernelPrinter:
         self.block(op.then_block, lambda y: self.assign_yield(results, y.operands))
         self.indent -= 1
         other = op.else_block
-        if other is not None and any(o.name != "affine.yield" or o.operands for o in other.ops):
+        if other is not None and any(not isinstance(o, AffineYieldOp) or o.operands for o in other.ops):
             self.emit("} else {")
             self.indent += 1
             self.block(other, lambda y: self.assign_yield(results, y.operands))

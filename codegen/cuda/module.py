@@ -4,13 +4,16 @@ one CUDA C translation unit, with the launch metadata the runtime needs."""
 from __future__ import annotations
 
 from affine_ir.core import Operation, Value
+from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
+from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.names import unique_name
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
 
 from .errors import EmitError
 from .helpers import INCLUDES, helper_source
+from .host import HostRole, host_role, launches_of
 from .kernel import KernelPrinter, MemInfo, Options, is_global
 from .lines import helpers_used, live_values, render
 from .names import Namer, c_identifier, ir_names
@@ -25,9 +28,6 @@ STATIC_SHARED_LIMIT = 48 * 1024
 SHARED_ALIGN = 16
 MAX_THREADS = 1024
 
-HOST_OPS = ("arith.constant", "affine.apply", "affine.min", "affine.max", "memref.alloc", "memref.dealloc",
-            "gpu.launch", "func.return")
-STORES = ("affine.store", "memref.store", "affine.vector_store")
 
 
 class CudaKernelPrinter(VectorOps, ScalarOps, KernelPrinter):
@@ -64,7 +64,7 @@ def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool =
     for f in hosts:
         _check_host(f)
         names = ir_names(f)
-        launches = [op for op in f.body.ops if op.name == "gpu.launch"]
+        launches = launches_of(f.body.ops)
         for k, launch in enumerate(launches):
             kname = unique_name(f"{c_identifier(f.sym_name)}_kernel{k}", taken)
             text, spec = _emit_kernel(f, launch, kname, names, options, helpers, headers)
@@ -102,15 +102,16 @@ def _returned_value_error(f: FuncOp, ret: Operation) -> EmitError:
 def _check_host(f: FuncOp) -> None:
     """Only what the host runs may stay at a host function's top level; no results."""
     ops = list(f.body.ops)
-    if ops and ops[-1].name == "func.return" and ops[-1].operands:
+    if ops and host_role(ops[-1]) is HostRole.RETURN and ops[-1].operands:
         raise _returned_value_error(f, ops[-1])
     for op in ops:
-        if op.name not in HOST_OPS:
+        role = host_role(op)
+        if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
                             "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
                             "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
                             "gpu.launch and return may stay on the host", op.location)
-        if op.name == "memref.alloc" and not is_global(op.results[0].type):
+        if role is HostRole.ALLOCATE and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
                             f"{op.results[0].type}", op.location)
 
@@ -119,7 +120,7 @@ def _block_size(launch: Operation) -> tuple[int, int, int]:
     out = []
     for v, d in zip(launch.block_size, "xyz"):
         owner = v.owner
-        value = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
+        value = owner.value if isinstance(owner, ConstantOp) else None
         if not isinstance(value, int) or value <= 0:
             raise EmitError(f"cannot emit 'gpu.launch' as CUDA: the block size in {d} must be a positive "
                             "arith.constant index value", launch.location)
@@ -160,7 +161,7 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
                         launch.location)
     block = _block_size(launch)
     pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
-    stored = {op.operands[1] for op in launch.walk() if op.name in STORES}
+    stored = {op.memref for op in launch.walk() if isinstance(op, MemRefAccessInterface) and op.is_write}
     order = _definition_order(f)
     host = sorted(_host_values(launch), key=lambda v: order.get(v, len(order)))
     params: list[KernelParam] = []
@@ -197,7 +198,7 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
 
 def _param(pr: CudaKernelPrinter, launch: Operation, v: Value, stored: bool) -> list[KernelParam]:
     owner = v.owner
-    if getattr(owner, "name", "") == "arith.constant" and isinstance(v.type, (IndexType, IntegerType, FloatType)):
+    if isinstance(owner, ConstantOp) and isinstance(v.type, (IndexType, IntegerType, FloatType)):
         if isinstance(v.type, FloatType):  # re-materialized: printed inline
             pr.literals[v] = float_literal(float(owner.value), v.type.name)
         else:

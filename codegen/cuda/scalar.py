@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from affine_ir.core import Operation
+from affine_ir.dialects.arith import ExtfOp
 from affine_ir.types import FloatType, IndexType
 
 from .types import float_literal, float_name, int_width, reg_type, unsigned_type
@@ -236,10 +237,10 @@ class ScalarOps:
         if wd == 1:
             expr = f"({a} & 1) != 0"
         elif ws == 1:
-            expr = f"({ct})({a} ? -1 : 0)" if op.name != "arith.extui" else f"({ct}){a}"
+            expr = f"({ct}){a}" if op.unsigned else f"({ct})({a} ? -1 : 0)"
         elif wd < ws:
             expr = f"({ct}){a}"
-        elif op.name == "arith.extui":
+        elif op.unsigned:
             expr = f"({ct})({unsigned_type(x.type)}){a}"
         else:
             expr = f"({ct}){a}"
@@ -250,7 +251,7 @@ class ScalarOps:
         self._check_scalar(op)
         x, r = op.operands[0], op.results[0]
         w, fmt = int_width(x.type), float_name(r.type)
-        unsigned = op.name == "arith.uitofp"
+        unsigned = op.unsigned
         a = self.val(x)
         ft = reg_type(r.type)
         if w == 1:
@@ -272,7 +273,7 @@ class ScalarOps:
         self._check_scalar(op)
         x, r = op.operands[0], op.results[0]
         w, fmt = int_width(r.type), float_name(x.type)
-        unsigned = op.name == "arith.fptoui"
+        unsigned = op.unsigned
         a = self.val(x)
         ct = reg_type(r.type)
         src = "double" if fmt == "f64" else "float"
@@ -292,11 +293,12 @@ class ScalarOps:
         self._check_scalar(op)
         x, r = op.operands[0], op.results[0]
         fs, fd = float_name(x.type), float_name(r.type)
-        if op.name == "arith.extf" and fd != "f64":
+        widens = isinstance(op, ExtfOp)
+        if widens and fd != "f64":
             self.alias(r, x)  # a 16-bit value is already held in a float
             return
         a = self.val(x)
-        if op.name == "arith.extf":
+        if widens:
             expr = f"(double){a}"
         elif fs == "f64":
             expr = self.from_double(a, fd)

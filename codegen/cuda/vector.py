@@ -34,6 +34,9 @@ import math
 
 from affine_ir.affine_expr import AffineExpr
 from affine_ir.core import Operation, Value
+from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine_apply import AffineMapValueOp
+from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import FloatType, Type, VectorType
 
 from .types import float_literal, int_literal, storage_bytes, storage_type
@@ -145,7 +148,7 @@ class VectorOps:
         method = super().scalar_method(op)
         if method is None or not any(isinstance(v.type, VectorType) for v in (*op.operands, *op.results)):
             return method
-        if op.name == "arith.constant":
+        if isinstance(op, ConstantOp):
             return self.vector_constant
         return lambda o: self.per_lane(o, method)
 
@@ -218,7 +221,7 @@ class VectorOps:
             return 1
         seen = seen | {v}
         if not hasattr(self, "_ivs"):
-            self._ivs = {o.induction_var: o for o in self.launch.walk() if o.name == "affine.for"}
+            self._ivs = {o.induction_var: o for o in self.launch.walk() if isinstance(o, AffineForOp)}
         loop = self._ivs.get(v)
         if loop is not None:
             g = loop.step
@@ -228,7 +231,7 @@ class VectorOps:
                 g = math.gcd(g, expr_multiple(e, mults, lbm.num_dims))
             return g
         owner = getattr(v, "op", None)
-        if owner is not None and owner.name in ("affine.apply", "affine.min", "affine.max"):
+        if isinstance(owner, AffineMapValueOp):
             mults = [self.value_multiple(x, seen) for x in owner.operands]
             g = 0
             for e in owner.map.results:

@@ -1,0 +1,68 @@
+"""What a host function of a GPU program may run on the host, asked of the ops' classes, traits
+and effects: the printer refuses any other op at a host function's top level, and the runtime's
+host side (:mod:`runtime.cuda`) runs these, in order, around the kernel launches.
+
+- ``VALUE``: a constant (a ``ConstantLike`` op: ``arith.constant``, its ``value``) or an index value of an affine map
+  (``affine.apply/min/max``): computed on the host (:func:`host_value`);
+- ``ALLOCATE``: an allocation of its result that is not scoped to a block (``memref.alloc``;
+  a ``memref.alloca`` lives on a stack the host has not got);
+- ``FREE``: an op whose effects free memory only (``memref.dealloc``);
+- ``LAUNCH``: a ``gpu.launch``, printed as a kernel;
+- ``RETURN``: the terminator returning to the caller (``func.return``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+
+from affine_ir.core import Operation, Value
+from affine_ir.dialects.affine_apply import AffineMapValueOp
+from affine_ir.dialects.gpu import LaunchOp
+from affine_ir.dialects.memref import AllocaOp
+from affine_ir.traits import ConstantLike, EffectKind, IsTerminator, MemoryEffect, ReturnLike
+
+__all__ = ["HostRole", "host_role", "host_value", "launches_of"]
+
+
+class HostRole(enum.Enum):
+    """What an op at a host function's top level does there."""
+
+    VALUE = "value"
+    ALLOCATE = "allocate"
+    FREE = "free"
+    LAUNCH = "launch"
+    RETURN = "return"
+
+
+def host_role(op: Operation) -> HostRole | None:
+    """The role of ``op`` on the host, or None when the host cannot run it (it must be mapped to
+    the GPU). Decided by the op's class (constants, affine map values, launches), its traits (a
+    return-like terminator) and its memory effects (allocating its result, freeing memory)."""
+    if op.has_trait(ConstantLike) or isinstance(op, AffineMapValueOp):
+        return HostRole.VALUE
+    if isinstance(op, LaunchOp):
+        return HostRole.LAUNCH
+    if op.has_trait(IsTerminator) and op.has_trait(ReturnLike):
+        return HostRole.RETURN
+    effects = op.memory_effects()
+    if not effects:
+        return None
+    if effects == tuple(MemoryEffect(EffectKind.ALLOCATE, r) for r in op.results) and not isinstance(op, AllocaOp):
+        return HostRole.ALLOCATE
+    if all(e.kind is EffectKind.FREE for e in effects):
+        return HostRole.FREE
+    return None
+
+
+def host_value(op: Operation, values: Mapping[Value, int | float]) -> int | float | tuple:
+    """The value of the result of a ``VALUE`` op, its operands having ``values``: a constant's
+    ``value``, or the affine map value of the operands (min/max of its results where the op says)."""
+    if op.has_trait(ConstantLike):
+        return op.value
+    return op.evaluate([int(values[v]) for v in op.operands])
+
+
+def launches_of(ops: Sequence[Operation]) -> list[LaunchOp]:
+    """The kernel launches among ``ops``, in order."""
+    return [op for op in ops if isinstance(op, LaunchOp)]
