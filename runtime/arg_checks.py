@@ -11,8 +11,10 @@ by the CPU and CUDA paths and the ``affine-run`` inputs.
 from __future__ import annotations
 
 from affine_ir import FuncOp, ModuleOp, Operation, Value
-from affine_ir.dialects._simple import MemrefAccess
-from affine_ir.dialects.memref import DimOp
+from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.func import CallOp
+from affine_ir.interfaces import MemRefAccessInterface
+from affine_ir.traits import EffectKind
 from affine_ir.types import MemRefType
 
 __all__ = ["dynamic_dim_sizes", "written_arguments"]
@@ -31,19 +33,19 @@ def _memref_aliases(v: Value) -> list[Value]:
 
 
 def _writes(op: Operation, v: Value, module: ModuleOp | None, seen: set) -> bool:
-    """Whether ``op`` may write memref ``v`` (one of its operands). Loads and ``memref.dim`` only
-    read; a call writes when its callee may write the parameter (a declaration always may); any
-    op the runtime does not know is taken to write."""
-    if isinstance(op, MemrefAccess) and op.memref is v:
-        return op.memref_index != 0
-    if isinstance(op, DimOp):
-        return False  # a size query
-    if op.name == "func.call" and module is not None:
+    """Whether ``op`` may write memref ``v`` (one of its operands), asked of its memory effects: a
+    write or free of ``v`` (or of memory not named) writes, reads and size queries do not; a call
+    writes when its callee may write the parameter (a declaration always may); an op whose effects
+    are unknown is taken to write."""
+    if isinstance(op, CallOp) and module is not None:
         callee = next((f for f in module.functions if f.sym_name == op.callee), None)
         if callee is None or callee.is_declaration:
             return True
         return any(k in written_arguments(callee, module, seen) for k, x in enumerate(op.operands) if x is v)
-    return True
+    effects = op.memory_effects()
+    if effects is None:
+        return True
+    return any(e.kind in (EffectKind.WRITE, EffectKind.FREE) and (e.value is None or e.value is v) for e in effects)
 
 
 def written_arguments(func: FuncOp, module: ModuleOp | None = None, _seen: set | None = None) -> frozenset[int]:
@@ -70,7 +72,7 @@ def _argument_bound(v: Value, func: FuncOp) -> Value | None:
     """The index argument ``%N`` when ``v`` is the IV of ``affine.for %i = 0 to %N`` (step 1)."""
     owner = getattr(v, "owner", None)
     loop = getattr(owner, "parent_op", None)
-    if loop is None or loop.name != "affine.for" or loop.induction_var is not v:
+    if not isinstance(loop, AffineForOp) or loop.induction_var is not v:
         return None
     lb, ub = loop.lower_bound_map, loop.upper_bound_map
     if not (lb.is_single_constant and lb.single_constant() == 0 and len(ub.results) == 1):
@@ -94,7 +96,7 @@ def dynamic_dim_sizes(func: FuncOp) -> dict[tuple[int, int], int]:
         for use in a.uses:
             op = use.op
             amap = getattr(op, "map", None)
-            if not isinstance(op, MemrefAccess) or op.memref is not a or amap is None:
+            if not isinstance(op, MemRefAccessInterface) or op.memref is not a or amap is None:
                 continue
             for d, e in enumerate(amap.results):
                 if a.type.shape[d] is not None or (k, d) in out:

@@ -304,7 +304,7 @@ class CPUExecutable:
             parent = module.parent_op
             fn = fn or module.sym_name
             module = parent if isinstance(parent, ModuleOp) else module
-        if not isinstance(module, (ModuleOp, FuncOp)):
+        elif not isinstance(module, ModuleOp):
             raise CompileError(f"expected a module or a func.func op, got {type(module).__name__}")
         self.module = module
         self._overlap_module = overlap_module.parent_op if isinstance(overlap_module, FuncOp) and \

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from affine_ir.dialects.builtin import ModuleOp
-from affine_ir.dialects.func import FuncOp
+from affine_ir.dialects.func import CallOp, FuncOp
 
 from .errors import CompileError
 
@@ -23,7 +23,7 @@ def entry_function(module: ModuleOp, fn: str | None) -> FuncOp:
         raise CompileError(f"no function @{fn} with a body in the module (functions: {names})")
     if len(defined) == 1:
         return defined[0]
-    called = {op.callee for f in defined for op in f.walk() if op.name == "func.call"}
+    called = {op.callee for f in defined for op in f.walk() if isinstance(op, CallOp)}
     roots = [f for f in defined if f.sym_name not in called]
     if len(roots) == 1:
         return roots[0]
