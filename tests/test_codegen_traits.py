@@ -187,3 +187,67 @@ def test_llvm_extension_follows_the_declared_signedness():
                   "  return %u, %s : i32, i32\n}")
     text = str(llvm.emit(m))
     assert "zext i8" in text and "sext i8" in text
+
+
+HOST_PROGRAM = """
+func.func @f(%A: memref<8xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = affine.min affine_map<(d0) -> (d0, 3)>(%n)
+  %t = memref.alloc() : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %g, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = affine.load %t[%tx] : memref<4xf32>
+    affine.store %v, %A[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  memref.dealloc %t : memref<4xf32>
+  return
+}
+"""
+
+
+class _FakeDriver:
+    """Stands for runtime.cuda_driver: allocations get made-up pointers, launches are recorded."""
+
+    def __init__(self):
+        self.launches, self.buffers = [], []
+        driver = self
+
+        class DeviceBuffer:
+            def __init__(self, nbytes):
+                self.nbytes, self.ptr, self.freed = nbytes, 0x9000 + 0x100 * len(driver.buffers), False
+                driver.buffers.append(self)
+
+            @classmethod
+            def alloc(cls, nbytes):
+                return cls(nbytes)
+
+            def free(self):
+                self.freed = True
+
+        self.DeviceBuffer = DeviceBuffer
+
+    def launch(self, fn, grid, block, args, shared_bytes=0):
+        self.launches.append((fn, grid, block, args))
+
+
+@pytest.mark.parametrize("keep_temporaries", [False, True])
+def test_the_cuda_host_side_runs_what_host_role_says(keep_temporaries):
+    from types import SimpleNamespace
+
+    from runtime.cuda import CudaExecutable
+
+    m = air.parse(HOST_PROGRAM)
+    program = cuda.emit(m)
+    exe = CudaExecutable(m, m.functions[0], program, image=None)
+    exe._functions[program.kernels[0].name] = "kernel"  # no GPU: the kernel is not loaded
+    A, n = m.functions[0].args
+    drv, temporaries = _FakeDriver(), []
+    exe._run_host({A: SimpleNamespace(ptr=0x1000, dims=(8,)), n: 5}, temporaries, drv, keep_temporaries)
+    (buf,) = drv.buffers
+    assert buf.nbytes == 16
+    ((fn, grid, block, args),) = drv.launches
+    assert (fn, grid, block) == ("kernel", (3, 1, 1), (4, 1, 1))
+    assert sorted(ptr for ctype, ptr in args if ctype == "void*") == [0x1000, buf.ptr]
+    assert buf.freed is not keep_temporaries and (temporaries == [buf]) is keep_temporaries
