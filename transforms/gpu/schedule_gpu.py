@@ -518,7 +518,7 @@ class GpuSchedule(Pass):
     name: ClassVar[str] = PASS
     summary: ClassVar[str] = "Contractions as gpu.launch kernels: block tiles packed in shared memory, register tiles"
 
-    target: str = option("h200", "the GPU to choose tile sizes for (a name of analysis.targets)")
+    target: str = option(DEFAULT_GPU.name, "the GPU to choose tile sizes for (a name of analysis.targets)")
     tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,TM,TN (default: chosen for the target)")
     prefetch: bool = option(True, "software pipelining: load the next k step into registers during the current one")
     split_k: int = option(0, "slices of k run by separate blocks, their sums added after (0: chosen for the target, "
