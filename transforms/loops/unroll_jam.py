@@ -128,14 +128,14 @@ def _refuse(loop: AffineForOp, reason: str, loops=(), dep: Dependence | None = N
 
 
 def _check_inner_bounds(loop: AffineForOp, factor: int) -> None:
-    inside = {id(o) for o in loop.walk()} | {id(loop)}
+    inside = {*loop.walk(), loop}
     for inner in loop.body.walk():
         if not isinstance(inner, AffineForOp):
             continue
         n = inner.lower_bound_map.num_inputs + inner.upper_bound_map.num_inputs
         for v in inner.operands[:n]:
             owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op
-            if owner is not None and id(owner) in inside:
+            if owner is not None and owner in inside:
                 raise _refuse(loop, f"cannot unroll-jam {loop_name(loop)} by {factor}: the bounds of inner loop "
                                     f"{loop_name(inner)} depend on {value_name(v)}, defined in "
                                     f"{loop_name(loop)} (its trip count may change from one iteration to the next)",
@@ -256,12 +256,12 @@ def _jam(loop: AffineForOp, factor: int) -> None:
     term = loop.body.terminator
     yielded = list(term.operands)
     loop.attributes["step"] = step * factor
-    last_op = {id(b[0]): b[-1] for b in blocks}
+    last_op = {b[0]: b[-1] for b in blocks}
     for c in range(1, factor):
         for arg, y in zip(loop.iter_args, yielded):
             maps[c][arg] = _chained(loop, maps, c - 1, y, step)
         for sub in blocks:
-            anchor = last_op[id(sub[0])]
+            anchor = last_op[sub[0]]
             if uses_iv:
                 apply = iv_copy(loop, c, step)
                 anchor.parent.insert_after(anchor, apply)
@@ -271,7 +271,7 @@ def _jam(loop: AffineForOp, factor: int) -> None:
                 new_op = op.clone(maps[c])
                 anchor.parent.insert_after(anchor, new_op)
                 anchor = new_op
-            last_op[id(sub[0])] = anchor
+            last_op[sub[0]] = anchor
         for new, n in widened:
             cnt = new.lower_bound_map.num_inputs + new.upper_bound_map.num_inputs
             yop = new.body.terminator
