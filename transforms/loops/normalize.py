@@ -54,7 +54,8 @@ from ..errors import TransformError
 from ..loop_utils import inline_loop_body, loop_name, lower_bound_value, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 
-__all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration", "substitute_value"]
+__all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration",
+           "promote_single_iteration_composing_bound", "substitute_value"]
 
 PASS = "affine-loop-normalize"
 
@@ -420,11 +421,13 @@ def normalize_loop(loop: Operation) -> bool:
 
 
 # ----- single-iteration loops ------------------------------------------------------------------
-def promote_if_single_iteration(loop: AffineForOp) -> bool:
+def promote_single_iteration_composing_bound(loop: AffineForOp) -> bool:
     """Replace ``loop`` by its body when it runs exactly once (its constant trip count is 1) and
     its lower bound is a single expression; True when it did. The IV becomes the lower bound
-    (composed into affine users; a constant, the bound's operand or an ``affine.apply`` for
-    others), ``iter_args`` their initial values, the results the yielded values.
+    *composed into its affine users' maps* (a constant, the bound's operand or an ``affine.apply``
+    only for other users), ``iter_args`` their initial values, the results the yielded values.
+    (``affine-loop-unroll``'s :func:`promote_single_iteration_materializing_bound` instead replaces the IV by
+    one value.)
 
     Before::
 
@@ -446,6 +449,10 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
     substitute_value(iv, lb, lbo, lambda: lower_bound_value(loop, name_hint=_orig_name(iv)))
     inline_loop_body(loop, iv)
     return True
+
+
+#: The old name of :func:`promote_single_iteration_composing_bound` (kept importable from this module).
+promote_if_single_iteration = promote_single_iteration_composing_bound
 
 
 # ----- the pass ----------------------------------------------------------------------------------
@@ -487,7 +494,7 @@ def _header(loop: Operation) -> str:
 class LoopNormalize(Pass):
     """``affine-loop-normalize``: :func:`normalize_loop` on every ``affine.for`` and
     ``affine.parallel`` of each function, innermost first (MLIR's post-order walk); with
-    ``promote-single-iter``, :func:`promote_if_single_iteration` first."""
+    ``promote-single-iter``, :func:`promote_single_iteration_composing_bound` first."""
 
     name = PASS
     summary = "Apply normalization transformations to affine loop-like ops"
@@ -497,7 +504,7 @@ class LoopNormalize(Pass):
         for loop in list(_loops_post_order(func)):
             name = _loop_text(loop)
             if self.promote_single_iter and isinstance(loop, AffineForOp):
-                if promote_if_single_iteration(loop):
+                if promote_single_iteration_composing_bound(loop):
                     ctx.applied(loop, f"promoted the body of single-iteration loop {name}")
                     continue
             before = _header(loop)

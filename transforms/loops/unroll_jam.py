@@ -43,7 +43,7 @@ from .unroll import (
     cleanup_bounds,
     fold_constant_bounds,
     iv_copy,
-    promote_if_single_iteration,
+    promote_single_iteration_materializing_bound,
     split_cleanup_loop,
 )
 
@@ -318,7 +318,7 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     if not isinstance(factor, int) or factor < 1:
         raise _refuse(loop, f"cannot unroll-jam {name} by {factor}: the factor must be a positive integer")
     if factor == 1:
-        promoted = promote_if_single_iteration(loop)
+        promoted = promote_single_iteration_materializing_bound(loop)
         return UnrollJamResult(None if promoted else loop, None, 1, promoted)
     if len(loop.body.ops) == 1:
         return UnrollJamResult(loop, None, factor, False)
@@ -334,10 +334,10 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     check_unroll_jam(loop, factor)
     fold_constant_bounds(loop)
     cleanup = split_cleanup_loop(loop, bounds) if bounds is not None else None
-    if cleanup is not None and promote_if_single_iteration(cleanup):
+    if cleanup is not None and promote_single_iteration_materializing_bound(cleanup):
         cleanup = None
     _jam(loop, factor)
-    main = None if promote_if_single_iteration(loop) else loop
+    main = None if promote_single_iteration_materializing_bound(loop) else loop
     return UnrollJamResult(main, cleanup, factor)
 
 
