@@ -44,14 +44,12 @@ from affine_ir.dialects.affine import (
     AffineIfOp,
     AffineMaxOp,
     AffineParallelOp,
-    _AccessOp,
-    _MapValueOp,
     canonical_ssa_map,
     is_valid_symbol,
 )
 
 from ..errors import TransformError
-from ..loop_utils import inline_loop_body, loop_name, lower_bound_value, value_name
+from ..loop_utils import ACCESS_OPS, MAP_VALUE_OPS, inline_loop_body, loop_name, lower_bound_value, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration",
@@ -148,10 +146,10 @@ def _composition(user: Operation, old: Value, repl: AffineMap,
     """The expressions ``user``'s maps get when ``repl(repl_operands)`` replaces ``old``, and the
     function that installs them (nothing changes until it is called)."""
     args = (old, repl, repl_operands)
-    if isinstance(user, _AccessOp):
+    if isinstance(user, ACCESS_OPS):
         m, ops = _compose_map(user.map, user.indices, *args)
         return list(m.results), lambda: user.set_access(m, ops)
-    if isinstance(user, _MapValueOp):
+    if isinstance(user, MAP_VALUE_OPS):
         m, ops = _compose_map(user.map, user.operands, *args)
 
         def install_map() -> None:
@@ -192,7 +190,7 @@ def composition_fits(old: Value, repl: AffineMap, repl_operands: Sequence[Value]
                                    for e in _composition(user, old, repl, repl_operands)[0])
 
 
-_AFFINE_USERS = (_AccessOp, _MapValueOp, AffineForOp, AffineIfOp, AffineParallelOp)
+_AFFINE_USERS = (*ACCESS_OPS, *MAP_VALUE_OPS, AffineForOp, AffineIfOp, AffineParallelOp)
 
 
 def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value],
@@ -226,10 +224,10 @@ def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value]
 
 def _map_dim_positions(op: Operation) -> range | set:
     """The operand positions of ``op`` that are dims of its affine maps."""
-    if isinstance(op, _AccessOp):
+    if isinstance(op, ACCESS_OPS):
         start = op.memref_index + 1
         return range(start, start + op.map.num_dims)
-    if isinstance(op, _MapValueOp):
+    if isinstance(op, MAP_VALUE_OPS):
         return range(op.map.num_dims)
     if isinstance(op, AffineIfOp):
         return range(op.condition.num_dims)
