@@ -245,7 +245,8 @@ def test_an_op_without_custom_syntax_prints_in_the_generic_form_and_parses_back(
 
     class Pair(Operation):
         name = "test.pair"
-        from_generic = classmethod(lambda cls, operands, types, attrs, loc: cls(list(operands), list(types), attrs,
+        # the parser adds the attributes itself
+        from_generic = classmethod(lambda cls, operands, types, attrs, loc: cls(list(operands), list(types),
                                                                                  location=loc))
 
     try:
