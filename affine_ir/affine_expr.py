@@ -350,7 +350,7 @@ class AffineExpr:
         """The exact integer value at the point (floor semantics for floordiv/mod)."""
         fn = self._fn
         if fn is None:
-            fn = _compile(f"lambda d, s: {self._source()}")
+            fn = compile_lambda(f"lambda d, s: {self._source()}")
             object.__setattr__(self, "_fn", fn)
         try:
             return fn(dims, symbols)
@@ -471,7 +471,7 @@ class AffineExpr:
 _ZERO = AffineExpr((), 0)
 
 
-def _compile(source: str):
+def compile_lambda(source: str):
     # The source is generated from integers and fixed operators only (see _source).
     return eval(source, {"__builtins__": {}})
 

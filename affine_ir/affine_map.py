@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .affine_expr import AffineExpr, Range, _compile, constant, dim, symbol
+from .affine_expr import AffineExpr, Range, compile_lambda, constant, dim, symbol
 from .errors import AffineError
 
 __all__ = ["AffineMap", "IntegerSet"]
@@ -158,7 +158,7 @@ class AffineMap:
         fn = self._fn
         if fn is None:
             body = "".join(r._source() + ", " for r in self.results)
-            fn = _compile(f"lambda d, s: ({body})")
+            fn = compile_lambda(f"lambda d, s: ({body})")
             object.__setattr__(self, "_fn", fn)
         return fn(dims, symbols)
 

@@ -321,6 +321,10 @@ class Operation:
     def verify_(self) -> None:
         """Op-specific invariants; raise :class:`VerifyError` via ``self.error``."""
 
+    def print_(self, p) -> None:
+        """The op's text; by default MLIR's generic form (``p.generic_op``)."""
+        p.generic_op(self)
+
     def is_speculatable(self) -> bool:
         """Whether the op may run even where its result is not needed (MLIR's
         ``ConditionallySpeculatable``): by default whether it has ``AlwaysSpeculatable`` (every

@@ -10,7 +10,7 @@ from .affine_map import AffineMap, IntegerSet
 from .core import Value
 from .errors import AffineError, Location
 from .lexer import Token
-from .parser_base import _plural, describe_token
+from .parser_base import describe_token, plural
 from .parser_types import TypeAttrParser
 from .types import index
 
@@ -178,8 +178,8 @@ class AffineParser(TypeAttrParser):
         if len(dims) != m.num_dims or len(syms) != m.num_symbols:
             kind = "set" if isinstance(m, IntegerSet) else "map"
             raise self.error(
-                f"{kind} {m} takes {_plural(m.num_dims, 'dim')} and {_plural(m.num_symbols, 'symbol')}, "
-                f"but {_plural(len(dims), 'dim operand')} and {_plural(len(syms), 'symbol operand')} were given",
+                f"{kind} {m} takes {plural(m.num_dims, 'dim')} and {plural(m.num_symbols, 'symbol')}, "
+                f"but {plural(len(dims), 'dim operand')} and {plural(len(syms), 'symbol operand')} were given",
                 loc,
             )
         return dims + syms

@@ -253,7 +253,7 @@ def _unquote(text: str) -> str:
     return out.decode("utf-8", "replace")
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .affine_map import AffineMap, IntegerSet
 from .attributes import ArrayAttr, SymbolRefAttr, UnitAttr, attr_str, quote_string
 from .core import Block, Operation, Region, Value
+from .types import FunctionType
 
 _NAME_OK = re.compile(r"[A-Za-z_$.][A-Za-z0-9_$.-]*\Z")
 
@@ -187,6 +188,20 @@ class Printer:
                 continue
             self.newline()
             self.op(op)
+
+    def generic_op(self, op: Operation) -> None:
+        """``"name"(%a, %b) ({regions}) {attrs} : (T1, T2) -> T3``: MLIR's generic form, which every
+        op prints in unless its class defines a custom ``print_``."""
+        self.write(f"{quote_string(op.name)}({self.values(op.operands)})")
+        if op.regions:
+            self.write(" (")
+            for k, region in enumerate(op.regions):
+                if k:
+                    self.write(", ")
+                self.region(region, print_entry_args=True)
+            self.write(")")
+        ft = FunctionType(tuple(v.type for v in op.operands), tuple(r.type for r in op.results))
+        self.write(f"{self.attr_dict(op)} : {ft}")
 
     def op(self, op: Operation) -> None:
         if len(op.results) > 1 and len({r.name_hint for r in op.results}) == 1:

@@ -55,13 +55,13 @@ from .loops import (
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .permutation import permutation_violation
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
-from .slices import ComputationSlice, SliceError, compute_slice
+from .slices import ComputationSlice, SliceError, SliceErrorKind, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
 __all__ = [
     "A100", "BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds",
     "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
-    "MemRefRegion", "SliceError", "compute_slice", "element_size_in_bytes",
+    "MemRefRegion", "SliceError", "SliceErrorKind", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",

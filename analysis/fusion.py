@@ -40,7 +40,7 @@ from .dependences import DependenceAnalysis
 from .isl_bridge import Scop, Statement
 from .isl_results import BudgetExceeded, isl_budget
 from .regions import _name, _root_of
-from .slices import ComputationSlice, SliceError
+from .slices import ComputationSlice, SliceError, SliceErrorKind
 
 __all__ = ["FusionCheck", "check_fusion", "reads_covered_within"]
 
@@ -82,7 +82,8 @@ def check_fusion(s: ComputationSlice, scop: Scop | None = None) -> FusionCheck:
         with isl_budget(FUSION_BUDGET):
             return _check(s, scop)
     except BudgetExceeded:
-        raise SliceError("the dependences between the nests are too complex for isl's operation budget") from None
+        raise SliceError("the dependences between the nests are too complex for isl's operation budget",
+                         SliceErrorKind.TOO_COMPLEX) from None
 
 
 def _at(op: Operation) -> str:

@@ -41,6 +41,7 @@ last, so a reduction in the producer brings its whole reduction loop.
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,20 +75,35 @@ from .isl_results import (
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .regions import _name, _op_name, _root_of
 
-__all__ = ["ComputationSlice", "SliceError", "compute_slice", "nest_work"]
+__all__ = ["ComputationSlice", "SliceError", "SliceErrorKind", "compute_slice", "nest_work"]
 
 _DT = isl.dim_type
 # isl operations allowed for one slice (and again for its counts): past it, SliceError (counts None).
 SLICE_BUDGET = 3_000_000
 
 
+class SliceErrorKind(enum.Enum):
+    """What kind of reason there is no slice (:attr:`SliceError.kind`): callers decide on it,
+    never on the wording of the message."""
+
+    NO_DEPENDENCE = "no-dependence"  #: the producer writes nothing the consumer accesses (at any depth)
+    DEPTH_EXCEEDS = "depth-exceeds"  #: fewer consumer loops enclose the accesses than the depth (deeper too)
+    INVALID_REQUEST = "invalid-request"  #: not two loops of one block in order, or a depth below 1
+    NO_PRODUCER_LOOP = "no-producer-loop"  #: no producer loop encloses all its accesses
+    NOT_AFFINE = "not-affine"  #: an access or a loop bound that is not affine
+    BOUNDS = "bounds"  #: the slice bounds cannot be written as affine loop bounds covering what is needed
+    TOO_COMPLEX = "too-complex"  #: isl's operation budget ran out
+
+
 class SliceError(Exception):
     """No slice: no dependence between the nests, an unsupported construct, or bounds that
-    cannot be written as affine loop bounds. ``reason`` says which."""
+    cannot be written as affine loop bounds. ``reason`` says which, for people; ``kind``
+    (a :class:`SliceErrorKind`) says which, for decisions."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, kind: SliceErrorKind):
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 @dataclass
@@ -199,7 +215,7 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
             s = _slice(scop, src_nest, dst_nest, depth, common, max_src_loops)
     except BudgetExceeded:
         raise SliceError(f"the dependences between {_op_name(src_nest)} and {_op_name(dst_nest)} are too "
-                         f"complex for isl's operation budget ({SLICE_BUDGET})") from None
+                         f"complex for isl's operation budget ({SLICE_BUDGET})", SliceErrorKind.TOO_COMPLEX) from None
     try:
         with isl_budget(SLICE_BUDGET):
             counts = _counts(s, scop, symbol_values)
@@ -224,11 +240,12 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
     src_chain = _common_loops([a for a, _, _ in deps])[nc:]
     if max_src_loops is not None:
         if max_src_loops < 1:
-            raise SliceError(f"the producer {_op_name(src_nest)} has no loop enclosing all its accesses")
+            raise SliceError(f"the producer {_op_name(src_nest)} has no loop enclosing all its accesses",
+                             SliceErrorKind.NO_PRODUCER_LOOP)
         src_chain = src_chain[:max_src_loops]
     if depth > len(dst_chain):
         raise SliceError(f"depth {depth} exceeds the {len(dst_chain)} consumer loops enclosing all accesses "
-                         f"that depend on {_op_name(src_nest)}")
+                         f"that depend on {_op_name(src_nest)}", SliceErrorKind.DEPTH_EXCEEDS)
     npre, nsrc = nc + depth, len(src_chain)
     needed = None
     for _, _, rel in deps:
@@ -241,7 +258,7 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
         pre_dom = _prefix(op_domain(scop, dst_chain[depth - 1].op), npre, "D")
         src_dom = _prefix(op_domain(scop, src_chain[-1].op), nc + nsrc, "L")
     except UnsupportedError as e:
-        raise SliceError(f"non-affine loop bounds: {e}") from None
+        raise SliceError(f"non-affine loop bounds: {e}", SliceErrorKind.NOT_AFFINE) from None
     src_rel = _src_relation(pre_dom, src_dom, nc)
     steps = [_step(lp) for lp in src_chain]
     for use_pieces in (True, False):
@@ -253,7 +270,8 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
     else:
         strided = ", ".join(_name(lp.iv) for lp, s in zip(src_chain, steps) if s != 1)
         raise SliceError(f"the slice bounds cannot cover the needed producer iterations: the iterations of "
-                         f"strided {strided} are not aligned with a bound of the consumer IVs and symbols")
+                         f"strided {strided} are not aligned with a bound of the consumer IVs and symbols",
+                         SliceErrorKind.BOUNDS)
     per = _per_iteration(box, src_chain, npre, scop)
     extra = [[per]] if isinstance(per, AffineExpr) else []
     maps, syms = compact_symbols(lowers + uppers + extra, npre, scop)
@@ -295,10 +313,12 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
     dst_stmts = [s for s in scop.statements if dst_nest.is_ancestor_of(s.op)]
     pairs = [(a, b) for a in src_stmts for b in dst_stmts if a.memref is b.memref]
     if not pairs:
-        raise SliceError(f"no dependence: {_op_name(src_nest)} writes no memref that {_op_name(dst_nest)} accesses")
+        raise SliceError(f"no dependence: {_op_name(src_nest)} writes no memref that {_op_name(dst_nest)} accesses",
+                         SliceErrorKind.NO_DEPENDENCE)
     for s in {id(x): x for p in pairs for x in p}.values():
         if not s.is_affine or s.in_unknown_region:
-            raise SliceError(f"'{s.op.name}' on {_name(s.memref)} is not an affine access in an affine nest")
+            raise SliceError(f"'{s.op.name}' on {_name(s.memref)} is not an affine access in an affine nest",
+                             SliceErrorKind.NOT_AFFINE)
     deps = []
     for a, b in pairs:
         rel = b.access.apply_range(a.access.reverse())
@@ -309,21 +329,23 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
     if not deps:
         mems = ", ".join(sorted({_name(a.memref) for a, _ in pairs}))
         raise SliceError(f"no dependence: the elements of {mems} that {_op_name(src_nest)} writes are not "
-                         f"accessed by {_op_name(dst_nest)}")
+                         f"accessed by {_op_name(dst_nest)}", SliceErrorKind.NO_DEPENDENCE)
     return deps
 
 
 def _check_nests(src: Operation, dst: Operation, depth: int) -> None:
     loops = (AffineForOp, AffineParallelOp)
     if not isinstance(src, loops) or not isinstance(dst, loops):
-        raise SliceError("both nests must be affine loops")
+        raise SliceError("both nests must be affine loops", SliceErrorKind.INVALID_REQUEST)
     if src is dst or src.parent is None or src.parent is not dst.parent:
-        raise SliceError(f"{_op_name(src)} and {_op_name(dst)} are not two loops of one block")
+        raise SliceError(f"{_op_name(src)} and {_op_name(dst)} are not two loops of one block",
+                         SliceErrorKind.INVALID_REQUEST)
     block = src.parent
     if block.index_of(src) > block.index_of(dst):
-        raise SliceError(f"the producer {_op_name(src)} does not precede the consumer {_op_name(dst)}")
+        raise SliceError(f"the producer {_op_name(src)} does not precede the consumer {_op_name(dst)}",
+                         SliceErrorKind.INVALID_REQUEST)
     if depth < 1:
-        raise SliceError(f"depth must be at least 1, got {depth}")
+        raise SliceError(f"depth must be at least 1, got {depth}", SliceErrorKind.INVALID_REQUEST)
 
 
 def _common_loops(stmts) -> list[LoopInfo]:
@@ -365,13 +387,13 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff
             notes.append(f"{what} bound of {_name(lp.iv)}: the producer loop's own")
             return affs_to_exprs(full, npre, scop)
     except UnsupportedError as e:
-        raise SliceError(f"the bound of {_name(lp.iv)} is not affine: {e}") from None
+        raise SliceError(f"the bound of {_name(lp.iv)} is not affine: {e}", SliceErrorKind.NOT_AFFINE) from None
     val = integral_pw_aff(pw).min_val() if kind == "max" else integral_pw_aff(pw).max_val()
     if val.is_int():
         notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val_to_int(val)}")
         return [AffineExpr.constant(val_to_int(val))]
     raise SliceError(f"the {what} bound of {_name(lp.iv)} in the slice, {pw}, is not a {kind} of affine "
-                     f"functions of the consumer IVs and symbols")
+                     f"functions of the consumer IVs and symbols", SliceErrorKind.BOUNDS)
 
 
 def _box(lowers: list[list[AffineExpr]], uppers: list[list[AffineExpr]], steps: list[int], scop: Scop,

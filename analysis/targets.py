@@ -10,7 +10,13 @@ counts, memory-level capacities and bandwidths, and peak arithmetic rates::
 
 Built-in GPUs (:data:`H200`, :data:`H100`, :data:`A100`) carry published figures; each
 field's source (datasheet, whitepaper, read off the device, measured here, or estimated)
-is recorded in the target's ``sources`` mapping and in a comment beside the number.
+is recorded in the target's ``sources`` mapping and in a comment beside the number. A GPU
+also carries its launch limits (block and grid dimensions, threads per block), the default
+block sizes of the GPU passes, and ``gpu_model``: the cost model fitted to its measurements
+(:mod:`analysis.gpu_models`; the H200's ships as ``analysis/data/gpu_model_h200.json``).
+:attr:`GPUTarget.schedule_model` is that model, or for a GPU without one the H200 fit
+(:data:`DEFAULT_GPU_MODEL`), which the passes then scale by the GPU's own SM count, fp32
+rate, registers and DRAM bandwidth.
 :func:`gpu_target` reads the present device through ``cuda.bindings.driver`` when asked
 (never raising without one), and :func:`host_cpu` reads ``/proc`` and ``/sys``.
 """
@@ -25,9 +31,12 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import ClassVar
 
+from .gpu_models import GPUCostModel, load_gpu_model
+
 __all__ = [
-    "A100", "CPUTarget", "GPUTarget", "H100", "H200", "TARGETS", "Target", "gpu_target", "host_cpu",
-    "normalize_dtype", "parse_cpuinfo", "read_device_target", "target", "vector_bits_from_flags",
+    "A100", "CPUTarget", "DEFAULT_GPU", "DEFAULT_GPU_MODEL", "GPUCostModel", "GPUTarget", "H100", "H200", "TARGETS",
+    "Target", "gpu_target", "host_cpu", "normalize_dtype", "parse_cpuinfo", "read_device_target", "target",
+    "vector_bits_from_flags",
 ]
 
 KiB = 1024
@@ -66,6 +75,11 @@ class GPUTarget:
     ``simt_flops`` holds CUDA-core rates (fp32, fp64, fp16, bf16); ``tensor_flops`` the
     dense tensor-core rates (tf32, fp16, bf16, int8, fp8, fp64); ``measured_flops`` the
     best library rates measured on the device (the ceilings to beat), where known.
+    ``max_block_dims`` / ``max_grid_dims`` (x, y, z) and ``max_threads_per_block`` bound a
+    launch; ``default_block_sizes[n - 1]`` is ``gpu-map``'s block for ``n`` mapped loops and
+    ``default_threads_per_block`` the block of one-dimensional launches (row reductions, the
+    split-K sum); ``gpu_model`` the fitted cost model of ``gpu-schedule`` (None: not fitted on
+    this GPU, see :attr:`schedule_model`).
     """
 
     kind: ClassVar[str] = "gpu"
@@ -97,6 +111,11 @@ class GPUTarget:
     shared_memory_bank_bytes: int = 4
     sector_bytes: int = 32
     cache_line_bytes: int = 128
+    max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    default_block_sizes: tuple[tuple[int, ...], ...] = ((256,), (32, 8), (32, 4, 2))
+    default_threads_per_block: int = 256
+    gpu_model: GPUCostModel | None = field(default=None, hash=False)
     sources: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +135,13 @@ class GPUTarget:
     @property
     def register_file_bytes(self) -> int:
         return self.registers_per_sm * 4
+
+    @property
+    def schedule_model(self) -> GPUCostModel:
+        """The cost model ``gpu-schedule`` uses on this GPU: its own fit (``gpu_model``), or,
+        when it has none, the H200 fit (:data:`DEFAULT_GPU_MODEL`) -- its shares of the fp32
+        rate, latency warps and launch costs, applied to this GPU's SMs, rates and bandwidth."""
+        return self.gpu_model if self.gpu_model is not None else DEFAULT_GPU_MODEL
 
     def peak_flops(self, dtype: str = "f32", tensor_cores: bool = False) -> float:
         """Peak FLOP/s for ``dtype`` on the CUDA cores, or on the tensor cores when asked.
@@ -230,8 +256,13 @@ _HOPPER_SOURCES = {
     "shared_memory_per_sm": "device", "registers_per_sm": "whitepaper (64K 32-bit registers per SM)",
 }
 
+#: The cost model fitted on the H200 (``analysis/data/gpu_model_h200.json``); also the model of
+#: GPUs that have no fit of their own (:attr:`GPUTarget.schedule_model`).
+DEFAULT_GPU_MODEL = load_gpu_model("h200")
+
 H200 = GPUTarget(
     name="h200",
+    gpu_model=DEFAULT_GPU_MODEL,
     # L2: the device reports 60 MiB (CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 62914560, read on the
     # lent H200 by read_device_target(); DESIGN.md agrees). NVIDIA's H200 datasheet does not
     # state the L2 size; the GH100 die has 60 MB, of which the H100 SXM enables 50 MB. We use
@@ -246,7 +277,8 @@ H200 = GPUTarget(
     measured_flops={"fp32": 51 * TERA, "tf32": 354 * TERA, "fp16": 646 * TERA, "bf16": 623 * TERA},
     sources={**_HOPPER_SOURCES, "l2_bytes": "device (60 MiB; DESIGN.md)", "dram_bytes": "datasheet",
              "dram_bandwidth": "measured 4.27 TB/s copy (DESIGN.md); datasheet 4.8 TB/s",
-             "measured_flops": "measured cuBLAS (DESIGN.md)"},
+             "measured_flops": "measured cuBLAS (DESIGN.md)",
+             "gpu_model": "fitted to 137 kernels measured here (analysis/data/gpu_model_h200.json)"},
     **_HOPPER_COMMON,
 )
 
@@ -285,6 +317,8 @@ TARGETS: dict[str, GPUTarget] = {"h200": H200, "h100": H100, "a100": A100}
 _ALIASES = {"h200-sxm": "h200", "h100-sxm": "h100", "h100-sxm5": "h100", "a100-sxm": "a100",
             "a100-sxm4-80gb": "a100", "a100-80gb": "a100"}
 _HOST_NAMES = ("cpu", "host")
+#: The GPU the GPU passes target unless told otherwise (their ``target=`` option).
+DEFAULT_GPU = H200
 
 
 def target(name: str) -> Target:
@@ -392,6 +426,8 @@ def _read_device(device: int) -> GPUTarget | None:
         max_threads_per_sm=attr("MAX_THREADS_PER_MULTIPROCESSOR") or base.max_threads_per_sm,
         max_blocks_per_sm=attr("MAX_BLOCKS_PER_MULTIPROCESSOR") or base.max_blocks_per_sm,
         warp_size=attr("WARP_SIZE") or base.warp_size,
+        max_block_dims=_dims(attr, "MAX_BLOCK_DIM_", base.max_block_dims),
+        max_grid_dims=_dims(attr, "MAX_GRID_DIM_", base.max_grid_dims),
         dram_bytes=total or base.dram_bytes, dram_bandwidth=bw, l2_bandwidth=base.l2_bandwidth * scale,
         simt_flops={k: v * scale for k, v in base.simt_flops.items()},
         tensor_flops={k: v * scale for k, v in base.tensor_flops.items()},
@@ -401,6 +437,11 @@ def _read_device(device: int) -> GPUTarget | None:
     )
     values["max_warps_per_sm"] = values["max_threads_per_sm"] // values["warp_size"]
     return replace(base, **values)
+
+
+def _dims(attr, prefix: str, default: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The (x, y, z) attributes ``prefix`` + X/Y/Z, each read or its default."""
+    return tuple(attr(prefix + axis) or d for axis, d in zip("XYZ", default))  # type: ignore[return-value]
 
 
 def _base_for(major: int, minor: int, name: str, total_mem: int | None) -> GPUTarget:

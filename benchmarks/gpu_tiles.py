@@ -22,7 +22,6 @@ import gpu as bench  # noqa: E402
 
 from analysis.targets import target  # noqa: E402
 from transforms.gpu.schedule_gpu_plan import (  # noqa: E402
-    TILE_CONFIGS,
     TileConfig,
     choose_schedule,
     estimate_seconds,
@@ -49,9 +48,10 @@ SWEPT_SLICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def candidates(sizes, gpu, extra=(), extra_only=False, slices=SWEPT_SLICES) -> list[tuple[TileConfig, int]]:
-    """(tiles, slices) to measure: :data:`TILE_CONFIGS` (unless ``extra_only``) and ``extra``
-    configurations, each with the slice counts ``split_candidates`` allows among ``slices``."""
-    configs = [TileConfig(*c) for c in ((() if extra_only else TILE_CONFIGS) + tuple(extra))]
+    """(tiles, slices) to measure: the tile configurations of ``gpu``'s model (unless
+    ``extra_only``) and ``extra`` configurations, each with the slice counts ``split_candidates``
+    allows among ``slices``."""
+    configs = [TileConfig(*c) for c in ((() if extra_only else gpu.schedule_model.tile_configs) + tuple(extra))]
     return [(t, s) for t in configs for s in split_candidates(sizes, t, gpu) if s in slices]
 
 
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra", default="", help="more tile configurations to measure: BM,BN,BK,TM,TN;...")
     ap.add_argument("--extra-only", action="store_true", help="measure only the --extra configurations")
     ap.add_argument("--slices", default=",".join(map(str, SWEPT_SLICES)), help="slice counts to measure")
+    ap.add_argument("--target", default="h200", help="the GPU whose model is shown (a name of analysis.targets)")
     ns = ap.parse_args(argv)
     slices = tuple(int(x) for x in ns.slices.split(","))
     extra = [tuple(int(x) for x in c.split(",")) for c in ns.extra.split(";") if c]
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
-    gpu = target("h200")
+    gpu = target(ns.target)
     print("| workload | tiles | slices | model us | ours ms | anchor ms | anchor / ours | model's pick |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     chosen = [w for w in bench.workloads() if any(w in bench.select([w], t) for t in ns.only.split(","))]

@@ -238,3 +238,22 @@ def test_replacing_uses_does_not_rescan_the_use_list():
         u.set_operand(1, c.result)
     users[0].erase()
     assert CountingList.scans == 0 and len(d.result.uses) == 499 and len(c.result.uses) == 499
+
+
+def test_an_op_without_custom_syntax_prints_in_the_generic_form_and_parses_back():
+    from affine_ir.core import OP_REGISTRY, Operation
+
+    class Pair(Operation):
+        name = "test.pair"
+        # the parser adds the attributes itself
+        from_generic = classmethod(lambda cls, operands, types, attrs, loc: cls(list(operands), list(types),
+                                                                                 location=loc))
+
+    try:
+        text = ('func.func @f(%a: f32) -> f32 {\n  %0 = "test.pair"(%a, %a) {k = 3 : i64} : (f32, f32) -> f32\n'
+                '  return %0 : f32\n}')
+        m = air.parse(text)
+        assert '"test.pair"(%a, %a) {k = 3 : i64} : (f32, f32) -> f32' in str(m)
+        assert str(air.parse(str(m))) == str(m)
+    finally:
+        OP_REGISTRY.pop("test.pair", None)

@@ -160,3 +160,42 @@ def test_license_and_extras_are_declared():
     assert self_ref.extras == {"cuda"}
     assert self_ref.marker.evaluate({"sys_platform": "linux"})
     assert not self_ref.marker.evaluate({"sys_platform": "darwin"})
+
+
+def _shipped_files(package_data: dict) -> list[Path]:
+    """What a wheel of the project holds: every package's modules and the files its
+    ``package-data`` globs (and the ``"*"`` ones) name."""
+    out = []
+    for pkg in PACKAGES:
+        out += sorted((ROOT / pkg).rglob("*.py"))
+        for pattern in package_data.get(pkg, []) + package_data.get("*", []):
+            out += sorted((ROOT / pkg).glob(pattern))
+    return out
+
+
+def test_the_fitted_gpu_model_ships_and_is_found_from_an_installed_copy(tmp_path):
+    tomllib = pytest.importorskip("tomllib")
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = _shipped_files(package_data)
+    data_files = sorted((ROOT / "analysis" / "data").glob("*.json"))
+    assert data_files and set(data_files) <= set(shipped)
+    site = tmp_path / "site-packages"
+    for f in shipped:
+        dest = site / f.relative_to(ROOT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(f.read_bytes())
+    script = textwrap.dedent("""
+        import json
+        import analysis.targets as t
+        print(json.dumps({"file": t.__file__, "h200": t.H200.gpu_model is not None,
+                          "configs": [list(c) for c in t.H200.schedule_model.tile_configs]}))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    from analysis.targets import H200
+
+    assert got["file"].startswith(str(site)) and got["h200"]
+    assert got["configs"] == [list(c) for c in H200.schedule_model.tile_configs]

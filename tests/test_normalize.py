@@ -464,3 +464,28 @@ func.func @k(%A: memref<4xi64>, %N: index) {{
     assert "past 64 bits" in str(err)
     out = assert_preserves_semantics("affine-loop-normalize", air.parse(text), [np.zeros(4, np.int64), 2**63 - 1])
     assert str(air.parse(str(out))) == str(out)
+
+
+def test_the_two_promotions_have_names_that_say_how_the_iv_is_replaced():
+    from transforms.loops import normalize as normalize_module
+    from transforms.loops import (
+        promote_single_iteration_composing_bound,
+        promote_single_iteration_materializing_bound,
+        unroll,
+    )
+
+    assert normalize_module.promote_if_single_iteration is promote_single_iteration_composing_bound
+    assert unroll.promote_if_single_iteration is promote_single_iteration_materializing_bound
+    text = """
+func.func @f(%A: memref<100xf32>) {
+  affine.for %i = 3 to 4 {
+    %v = affine.load %A[%i + 1] : memref<100xf32>
+    affine.store %v, %A[%i] : memref<100xf32>
+  }
+  return
+}"""
+    composed, materialized = air.parse(text), air.parse(text)
+    assert promote_single_iteration_composing_bound(first_loop(composed))
+    assert promote_single_iteration_materializing_bound(first_loop(materialized))
+    assert "affine.load %A[4]" in str(composed) and "arith.constant" not in str(composed)
+    assert "%c3 = arith.constant 3 : index" in str(materialized) and "affine.load %A[%c3 + 1]" in str(materialized)

@@ -29,14 +29,14 @@ from __future__ import annotations
 import importlib
 
 from . import moved
-from .errors import PipelineError, TransformError
+from .errors import PipelineError, RefusalKind, TransformError
 from .pass_base import Decision, Pass, PassContext, PassOption, all_passes, get_pass, option, register_pass
 from .pass_manager import PassManager, PassTrace, PipelineTrace
 from .pipeline import parse_pipeline
 
 __all__ = [
     "Decision", "Pass", "PassContext", "PassManager", "PassOption", "PassTrace", "PipelineError", "PipelineTrace",
-    "TransformError", "all_passes", "get_pass", "option", "parse_pipeline", "register_pass",
+    "RefusalKind", "TransformError", "all_passes", "get_pass", "option", "parse_pipeline", "register_pass",
 ]
 
 #: The stage folders, in pipeline order.

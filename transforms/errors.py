@@ -2,14 +2,34 @@
 
 :class:`TransformError` is an illegal or impossible transformation request: its message
 names the pass, the loops and the dependence or resource that forbids it, and the IR is
-left as it was. :class:`PipelineError` is a bad pass-pipeline text or option value.
+left as it was; its :class:`RefusalKind` says what kind of reason it is, so that a caller
+decides on the kind, never on the wording of the message. :class:`PipelineError` is a bad
+pass-pipeline text or option value.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 
 from affine_ir import IRError, Location, Operation
+
+
+class RefusalKind(enum.Enum):
+    """What kind of reason refuses a transformation (:attr:`TransformError.kind`).
+
+    Set where the refusal is made; a caller that decides what to try next (fusion stops at the
+    first depth past the consumer's loops, and after a depth without dependence) tests the kind.
+    The message text is for people and may change without changing any decision.
+    """
+
+    OTHER = "other"  #: not classified further
+    INVALID_REQUEST = "invalid-request"  #: the ops or arguments cannot be transformed as asked
+    NO_DEPENDENCE = "no-dependence"  #: nothing flows between the ops concerned (fusion: so at every depth)
+    DEPTH_EXCEEDS = "depth-exceeds"  #: a depth beyond the loops there are (fusion: every deeper one too)
+    DEPENDENCE = "dependence"  #: a dependence would be violated
+    UNSUPPORTED = "unsupported"  #: a construct the transformation cannot handle (non-affine, structure)
+    UNPROFITABLE = "unprofitable"  #: legal, but the cost model rejects it
 
 
 class TransformError(IRError):
@@ -17,14 +37,16 @@ class TransformError(IRError):
 
     ``pass_name``: the pass (MLIR name) whose utility refused; ``reason``: why, naming the
     loops and the dependence or resource; ``loops``: the loops concerned; ``dependence``:
-    the violated :class:`analysis.Dependence`, when one is the reason. The message reads
+    the violated :class:`analysis.Dependence`, when one is the reason; ``kind``: the
+    :class:`RefusalKind` of the reason (``OTHER`` unless the refusing code says). The message reads
     ``affine-loop-tile: cannot tile (%i, %j): RAW %A: S0 (...) -> S1 (...) carried by %i, distance (1, -1)``.
     """
 
     def __init__(self, pass_name: str, reason: str, *, loops: Sequence[Operation] = (), dependence=None,
-                 location: Location | None = None):
+                 location: Location | None = None, kind: RefusalKind = RefusalKind.OTHER):
         self.pass_name = pass_name
         self.reason = reason
+        self.kind = kind
         self.loops = tuple(loops)
         self.dependence = dependence
         if location is None and self.loops:

@@ -9,7 +9,7 @@ from ..core import Value
 from ..interfaces import AffineAccessInterface, AffineReadOpInterface, AffineWriteOpInterface
 from ..types import MemRefType, VectorType
 from ._simple import verify_element_type
-from .affine_symbols import _check_map_operands, canonical_ssa_map
+from .affine_symbols import canonical_ssa_map, check_map_operands
 
 #: The old name of :class:`affine_ir.interfaces.AffineAccessInterface`, kept for existing imports.
 _AccessOp = AffineAccessInterface
@@ -51,7 +51,7 @@ class _AccessSyntax(AffineAccessInterface):
             raise self.error(f"expects a memref, got {mt}")
         if self.map.num_results != mt.rank:
             raise self.error(f"has {self.map.num_results} indices for a memref of rank {mt.rank} ({mt})")
-        _check_map_operands(self, self.map, self.indices, "index")
+        check_map_operands(self, self.map, self.indices, "index")
 
 
 class _StoreAccessOp(_AccessSyntax, AffineWriteOpInterface):

@@ -8,7 +8,7 @@ from ..affine_map import AffineMap
 from ..core import Operation, Value
 from ..traits import Pure
 from ..types import index
-from .affine_symbols import _check_map_operands, affine_scope, is_valid_dim, is_valid_symbol
+from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_valid_symbol
 
 
 class AffineMapValueOp(Operation):
@@ -52,7 +52,7 @@ class AffineMapValueOp(Operation):
     def verify_(self) -> None:
         if self.map.num_results == 0:
             raise self.error("map must have at least one result")
-        _check_map_operands(self, self.map, self.operands, "map")
+        check_map_operands(self, self.map, self.operands, "map")
 
 
 class AffineApplyOp(AffineMapValueOp):

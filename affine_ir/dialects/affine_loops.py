@@ -11,7 +11,7 @@ from ..parser_base import describe_token
 from ..traits import RecursiveMemoryEffects
 from ..types import index
 from ._simple import ValuesTerminator, set_regions, verify_terminator
-from .affine_symbols import _check_map_operands, affine_scope, check_dim_and_symbol_operands, is_valid_symbol
+from .affine_symbols import affine_scope, check_dim_and_symbol_operands, check_map_operands, is_valid_symbol
 
 
 def _print_bound(p, m: AffineMap, operands, prefix: str) -> None:
@@ -70,7 +70,7 @@ def _parse_bound_map(p, prefix: str) -> tuple[AffineMap, list[Value]]:
     raise p.error(f"expected loop bound (integer, SSA value, '{prefix}' or affine map), found {describe_token(tok)}")
 
 
-def _print_yield_region(p, region: Region, has_results: bool) -> None:
+def print_yield_region(p, region: Region, has_results: bool) -> None:
     """Print a region, eliding a trailing operand-less ``affine.yield``."""
     p.write("{")
     p.indent += 1
@@ -206,7 +206,7 @@ class AffineForOp(LoopLikeOpInterface):
             pairs = ", ".join(f"{p.name_value(a)} = {p.value(v)}" for a, v in zip(self.iter_args, self.inits))
             p.write(f" iter_args({pairs}) -> ({', '.join(str(r.type) for r in self.results)})")
         p.write(" ")
-        _print_yield_region(p, self.regions[0], bool(self.results))
+        print_yield_region(p, self.regions[0], bool(self.results))
         p.write(p.attr_dict(self, elide=("lower_bound", "upper_bound", "step")))
 
     @classmethod
@@ -251,18 +251,18 @@ class AffineForOp(LoopLikeOpInterface):
             raise self.error("bound maps need at least one result")
         if not isinstance(self.step, int) or self.step <= 0:
             raise self.error(f"step must be a positive integer, got {self.step}")
-        _check_map_operands(self, lb, self.lower_bound_operands, "lower bound")
-        _check_map_operands(self, ub, self.upper_bound_operands, "upper bound")
+        check_map_operands(self, lb, self.lower_bound_operands, "lower bound")
+        check_map_operands(self, ub, self.upper_bound_operands, "upper bound")
         args = self.body.args
         if not args or args[0].type != index:
             raise self.error("body must take the index induction variable as first argument")
         if [a.type for a in args[1:]] != [r.type for r in self.results] or \
                 [v.type for v in self.inits] != [r.type for r in self.results]:
             raise self.error("iter_args, their initial values and the results must have the same types")
-        _verify_yield(self, self.body, [r.type for r in self.results])
+        verify_yield(self, self.body, [r.type for r in self.results])
 
 
-def _verify_yield(op: Operation, block: Block, types) -> None:
+def verify_yield(op: Operation, block: Block, types) -> None:
     verify_terminator(op, block, AffineYieldOp, types, "yields", f"the parent '{op.name}' expects")
 
 
@@ -313,10 +313,10 @@ class AffineIfOp(Operation):
             types = ", ".join(str(r.type) for r in self.results)
             p.write(f" -> {types}" if len(self.results) == 1 else f" -> ({types})")
         p.write(" ")
-        _print_yield_region(p, self.regions[0], bool(self.results))
+        print_yield_region(p, self.regions[0], bool(self.results))
         if self.else_block is not None:
             p.write(" else ")
-            _print_yield_region(p, self.regions[1], bool(self.results))
+            print_yield_region(p, self.regions[1], bool(self.results))
         p.write(p.attr_dict(self, elide=("condition",)))
 
     @classmethod
@@ -343,8 +343,8 @@ class AffineIfOp(Operation):
         types = [r.type for r in self.results]
         if self.then_block.args or (self.else_block is not None and self.else_block.args):
             raise self.error("then and else blocks take no arguments")
-        _verify_yield(self, self.then_block, types)
+        verify_yield(self, self.then_block, types)
         if self.else_block is not None:
-            _verify_yield(self, self.else_block, types)
+            verify_yield(self, self.else_block, types)
         elif types:
             raise self.error("must have an else region when it has results")

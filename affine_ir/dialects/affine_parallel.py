@@ -10,8 +10,8 @@ from ..core import Block, Region, Value
 from ..interfaces import LoopLikeOpInterface
 from ..traits import RecursiveMemoryEffects
 from ..types import index
-from .affine_loops import _print_yield_region, _verify_yield, ensure_yield, finish_loop
-from .affine_symbols import _check_map_operands, canonical_ssa_map
+from .affine_loops import ensure_yield, finish_loop, print_yield_region, verify_yield
+from .affine_symbols import canonical_ssa_map, check_map_operands
 
 # MLIR's arith::AtomicRMWKind spellings (``maxs``, not ``maxsi``), and the arith op combining each.
 # (MLIR's maxnumf/minnumf are missing: this IR has no arith.maxnumf/minnumf yet.)
@@ -127,7 +127,7 @@ class AffineParallelOp(LoopLikeOpInterface):
             reds = ", ".join(f'"{r}"' for r in self.reductions)
             p.write(f" reduce ({reds}) -> ({', '.join(str(r.type) for r in self.results)})")
         p.write(" ")
-        _print_yield_region(p, self.regions[0], bool(self.results))
+        print_yield_region(p, self.regions[0], bool(self.results))
         elide = ("lower_bounds", "lower_groups", "upper_bounds", "upper_groups", "steps", "reductions")
         p.write(p.attr_dict(self, elide))
 
@@ -177,11 +177,11 @@ class AffineParallelOp(LoopLikeOpInterface):
         if sum(a["lower_groups"]) != a["lower_bounds"].num_results or \
                 sum(a["upper_groups"]) != a["upper_bounds"].num_results:
             raise self.error("bound groups do not cover the bound maps")
-        _check_map_operands(self, a["lower_bounds"], self.lower_operands, "lower bound")
-        _check_map_operands(self, a["upper_bounds"], self.upper_operands, "upper bound")
+        check_map_operands(self, a["lower_bounds"], self.lower_operands, "lower bound")
+        check_map_operands(self, a["upper_bounds"], self.upper_operands, "upper bound")
         if len(self.reductions) != len(self.results):
             raise self.error("needs one reduction kind per result")
-        _verify_yield(self, self.body, [r.type for r in self.results])
+        verify_yield(self, self.body, [r.type for r in self.results])
 
 
 def _parse_parallel_bounds(p, kind: str, n: int):

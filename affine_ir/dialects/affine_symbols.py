@@ -273,7 +273,7 @@ def check_dim_and_symbol_operands(op: Operation, num_dims: int, num_inputs: int,
             raise op.error(f"operand cannot be used as a symbol ({what} operand #{k}: %{v.name_hint or '?'})")
 
 
-def _check_map_operands(op: Operation, m: AffineMap, operands: Sequence[Value], what: str) -> None:
+def check_map_operands(op: Operation, m: AffineMap, operands: Sequence[Value], what: str) -> None:
     if len(operands) != m.num_inputs:
         raise op.error(f"{what} map {m} takes {m.num_inputs} operands, got {len(operands)}")
     check_dim_and_symbol_operands(op, m.num_dims, m.num_inputs, operands, what)

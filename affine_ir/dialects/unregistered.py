@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..attributes import quote_string
 from ..core import Operation, Region, Value
 from ..errors import Location
-from ..types import FunctionType, Type
+from ..types import Type
 
 # Dialects this IR models: an op name in one of them must be one of its registered ops.
 KNOWN_DIALECTS = ("affine", "arith", "builtin", "func", "gpu", "math", "memref", "vector")
@@ -35,18 +34,6 @@ class UnregisteredOp(Operation):
                  attributes: dict | None = None, regions: Sequence[Region] = (), location: Location | None = None):
         super().__init__(operands, result_types, attributes, list(regions), location)
         self.name = op_name
-
-    def print_(self, p) -> None:
-        p.write(f"{quote_string(self.name)}({p.values(self.operands)})")
-        if self.regions:
-            p.write(" (")
-            for k, region in enumerate(self.regions):
-                if k:
-                    p.write(", ")
-                p.region(region, print_entry_args=True)
-            p.write(")")
-        ft = FunctionType(tuple(v.type for v in self.operands), tuple(r.type for r in self.results))
-        p.write(f"{p.attr_dict(self)} : {ft}")
 
     def verify_(self) -> None:
         if not self.name or dialect_of(self.name) in KNOWN_DIALECTS:

@@ -28,7 +28,7 @@ from .plan import (
 )
 
 IV_NAMES = ("i", "j", "k", "l", "m", "n")
-_BIN = {"f32": {"add": "addf", "sub": "subf", "mul": "mulf", "max": "maximumf", "min": "minimumf"},
+BINARY_OP_METHODS = {"f32": {"add": "addf", "sub": "subf", "mul": "mulf", "max": "maximumf", "min": "minimumf"},
         "i32": {"add": "addi", "sub": "subi", "mul": "muli", "max": "maxsi", "min": "minsi"}}
 _CMP = {"f32": ("cmpf", {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "one"}),
         "i32": ("cmpi", {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"})}
@@ -128,7 +128,7 @@ class _Emitter:
 
     # ----- values -----
     def combine(self, op: str, a: Value, c: Value, dtype: str) -> Value:
-        return getattr(self.b, _BIN[dtype][op])(a, c)
+        return getattr(self.b, BINARY_OP_METHODS[dtype][op])(a, c)
 
     def value(self, e, dtype: str) -> Value:
         b = self.b

@@ -61,9 +61,9 @@ from ..builder import Builder, Index
 from ..dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 from ..dialects.builtin import ModuleOp
 from ..types import index
-from .build import _BIN
+from .build import BINARY_OP_METHODS
 from .checks import kernel_function
-from .generate import _Generator, _Tape
+from .generate import ProgramGenerator, Tape
 from .plan import ELEMENT_BOUND, SYMBOL_RANGE, VALUE_RANGE, Bin, Clamp, Const, Convert
 from .strategies import INPUT_BYTES, inputs_from_bytes
 
@@ -137,13 +137,13 @@ class _Load:
     bound: int
 
 
-class _FusionGenerator:
-    int = _Generator.int
-    coin = _Generator.coin
-    pick = _Generator.pick
-    choice = _Generator.choice
+class FusionGenerator:
+    int = ProgramGenerator.int
+    coin = ProgramGenerator.coin
+    pick = ProgramGenerator.pick
+    choice = ProgramGenerator.choice
 
-    def __init__(self, tape: _Tape, opts: FusionOptions):
+    def __init__(self, tape: Tape, opts: FusionOptions):
         self.tape = tape
         self.o = opts
         self.bufs: list[_Buf] = []
@@ -374,10 +374,10 @@ class _FusionGenerator:
             return
         g = self.expr(n, dt)
         if n.kind == "map":
-            n.value = _Generator.clamp(g)
+            n.value = ProgramGenerator.clamp(g)
             t.bound = max(t.bound, n.value.bound)
             return
-        g = _Generator.clamp(g)
+        g = ProgramGenerator.clamp(g)
         start = t.bound
         if n.kind == "reduce":
             n.init = Const(self.pick([(4, 0), (1, 1), (1, -1)]))
@@ -396,15 +396,16 @@ class _FusionGenerator:
             b = self.bufs[r.buf]
             bound = max(b.bound, ELEMENT_BOUND) if r.buf == n.target else b.bound  # an in-place map
             leaf = _Load(r, bound) if b.dtype == dt else Convert(_Load(r, bound), b.dtype)
-            v = leaf if v is None else _Generator.bin(self.pick([(4, "add"), (2, "sub"), (1, "max"), (1, "min"),
+            v = leaf if v is None else ProgramGenerator.bin(self.pick([(4, "add"), (2, "sub"), (1, "max"), (1, "min"),
                                                                  (1, "mul")]), v, leaf)
         if v is None:
             return Const(self.int(-3, 3))
         if self.coin(25):
-            v = _Generator.bin(self.pick([(2, "add"), (1, "mul")]), v, Const(self.pick([(2, 2), (1, -1), (1, 3)])))
+            op = self.pick([(2, "add"), (1, "mul")])  # drawn before the constant, as always
+            v = ProgramGenerator.bin(op, v, Const(self.pick([(2, 2), (1, -1), (1, 3)])))
         return v
 
-    def program(self) -> _FusionGenerator:
+    def program(self) -> FusionGenerator:
         self.draw_axes()
         self.topology()
         self.hazards()
@@ -414,7 +415,7 @@ class _FusionGenerator:
 
 
 # ----- building the IR -------------------------------------------------------------------------------
-def _build(g: _FusionGenerator) -> ModuleOp:
+def _build(g: FusionGenerator) -> ModuleOp:
     used = {lp.axis for n in g.nests for lp in n.loops if g.extents[lp.axis][1]}
     syms = sorted(used)
     shape = {k: tuple(g.extents[a][0] for a in b.axes) for k, b in enumerate(g.bufs)}
@@ -436,7 +437,7 @@ def _build(g: _FusionGenerator) -> ModuleOp:
 
 
 class _Emitter:
-    def __init__(self, b: Builder, g: _FusionGenerator, mems: dict, syms: dict):
+    def __init__(self, b: Builder, g: FusionGenerator, mems: dict, syms: dict):
         self.b, self.g, self.mems, self.syms = b, g, mems, syms
         self.ivs: dict[int, Index] = {}
 
@@ -466,7 +467,7 @@ class _Emitter:
 
     def accumulate(self, n: _Nest, mem, here: _Read, dt: str) -> None:
         acc = self.b.load(mem, self.subscripts(here))
-        new = getattr(self.b, _BIN[dt][n.op])(acc, self.value(n.value, dt))
+        new = getattr(self.b, BINARY_OP_METHODS[dt][n.op])(acc, self.value(n.value, dt))
         self.b.store(new, mem, self.subscripts(here))
 
     def value(self, e, dt: str):
@@ -478,10 +479,10 @@ class _Emitter:
         if isinstance(e, Convert):
             return b.cast("sitofp" if dt == "f32" else "fptosi", self.value(e.a, e.src), dt)
         if isinstance(e, Bin):
-            return getattr(b, _BIN[dt][e.op])(self.value(e.a, dt), self.value(e.b, dt))
+            return getattr(b, BINARY_OP_METHODS[dt][e.op])(self.value(e.a, dt), self.value(e.b, dt))
         if isinstance(e, Clamp):
-            v = getattr(b, _BIN[dt]["max"])(self.value(e.a, dt), b.constant(-ELEMENT_BOUND, dt))
-            return getattr(b, _BIN[dt]["min"])(v, b.constant(ELEMENT_BOUND, dt))
+            v = getattr(b, BINARY_OP_METHODS[dt]["max"])(self.value(e.a, dt), b.constant(-ELEMENT_BOUND, dt))
+            return getattr(b, BINARY_OP_METHODS[dt]["min"])(v, b.constant(ELEMENT_BOUND, dt))
         raise TypeError(f"not a value expression: {e!r}")
 
 
@@ -501,10 +502,10 @@ def fusion_programs(max_nests: int = 6, max_depth: int = 3, element_types: tuple
     - ``allow_hazards``: inserted WAR/WAW/in-place/intervening nests;
     - ``max_extent``: largest constant extent of an axis (3..8).
     """
-    opts = _options(FusionOptions(max_nests, max_depth, tuple(element_types), allow_symbols, allow_steps,
+    opts = fusion_options(FusionOptions(max_nests, max_depth, tuple(element_types), allow_symbols, allow_steps,
                                   allow_hazards, max_extent))
     return st.binary(min_size=TAPE_BYTES, max_size=TAPE_BYTES).map(
-        lambda data: _build(_FusionGenerator(_Tape(data), opts).program()))
+        lambda data: _build(FusionGenerator(Tape(data), opts).program()))
 
 
 def fusion_programs_with_inputs(**kw) -> st.SearchStrategy[tuple[ModuleOp, list]]:
@@ -517,10 +518,10 @@ def fusion_programs_with_inputs(**kw) -> st.SearchStrategy[tuple[ModuleOp, list]
     the arguments separately (``flatmap``) lets hypothesis spend most examples varying the
     arguments of a few programs.
     """
-    opts = _options(FusionOptions(**kw))
+    opts = fusion_options(FusionOptions(**kw))
 
     def make(data: bytes) -> tuple[ModuleOp, list]:
-        m = _build(_FusionGenerator(_Tape(data[:TAPE_BYTES]), opts).program())
+        m = _build(FusionGenerator(Tape(data[:TAPE_BYTES]), opts).program())
         return m, inputs_from_bytes(m, data[TAPE_BYTES:])
 
     return st.binary(min_size=TAPE_BYTES + INPUT_BYTES, max_size=TAPE_BYTES + INPUT_BYTES).map(make)
@@ -534,10 +535,10 @@ def fusion_tape_bytes() -> int:
 def fusion_program_from_bytes(data: bytes, **kw) -> ModuleOp:
     """The program :func:`fusion_programs` (same keywords) draws from ``data``
     (:func:`fusion_tape_bytes` long; missing bytes read as zeros, the simplest choices)."""
-    return _build(_FusionGenerator(_Tape(data), _options(FusionOptions(**kw))).program())
+    return _build(FusionGenerator(Tape(data), fusion_options(FusionOptions(**kw))).program())
 
 
-def _options(o: FusionOptions) -> FusionOptions:
+def fusion_options(o: FusionOptions) -> FusionOptions:
     if not 2 <= o.max_nests <= 8 or not 1 <= o.max_depth <= 3 or not 3 <= o.max_extent <= 8:
         raise ValueError("need 2 <= max_nests <= 8, 1 <= max_depth <= 3, 3 <= max_extent <= 8")
     if not o.element_types or set(o.element_types) - {"f32", "i32"}:

@@ -18,9 +18,9 @@ import numpy as np
 from ..errors import IRError, VerifyError
 from .build import build_module
 from .checks import copy_arguments, run
-from .fusion_programs import FusionOptions, _FusionGenerator, fusion_program_from_bytes, fusion_tape_bytes
-from .fusion_programs import _options as _fusion_options
-from .generate import _Generator, _Tape, plan_bytes, plan_from_bytes
+from .fusion_programs import FusionGenerator, FusionOptions, fusion_program_from_bytes, fusion_tape_bytes
+from .fusion_programs import fusion_options as _fusion_options
+from .generate import ProgramGenerator, Tape, plan_bytes, plan_from_bytes
 from .strategies import INPUT_BYTES, inputs_from_bytes, program_options
 
 __all__ = ["MODES", "Case", "Outcome", "build_case", "bytes_read", "draw_cases", "random_pipeline", "run_case"]
@@ -130,11 +130,11 @@ def tape_bytes(generator: str, options: dict) -> int:
 def bytes_read(case: Case) -> int:
     """How many of its program bytes ``case``'s generator reads (the others do not matter)."""
     size = tape_bytes(case.generator, case.options)
-    tape = _Tape(case.data[:size])
+    tape = Tape(case.data[:size])
     if case.generator == "fusion":
-        _FusionGenerator(tape, _fusion_options(FusionOptions(**case.options))).program()
+        FusionGenerator(tape, _fusion_options(FusionOptions(**case.options))).program()
     else:
-        _Generator(tape, program_options(**case.options)).program()
+        ProgramGenerator(tape, program_options(**case.options)).program()
     return min(size, tape.pos)
 
 

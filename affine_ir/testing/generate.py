@@ -1,6 +1,6 @@
 """Drawing random program plans (see :mod:`.plan`) with hypothesis.
 
-Every choice reads one byte of a drawn byte string (see :class:`_Tape`); the simplest
+Every choice reads one byte of a drawn byte string (see :class:`Tape`); the simplest
 value of each (a zero byte, what shrinking moves towards) gives the simplest program:
 fewer nests, shallower loops, constant bounds, unit strides, offsets of 0.
 """
@@ -83,7 +83,7 @@ class _Ctx:
     if_depth: int = 0
 
 
-class _Tape:
+class Tape:
     """Choices read from one drawn byte string: byte ``b`` picks option ``b % n`` of ``n``.
 
     One hypothesis draw per program instead of hundreds keeps generation fast; shrinking
@@ -104,8 +104,8 @@ class _Tape:
         return b % n
 
 
-class _Generator:
-    def __init__(self, tape: _Tape, opts: Options):
+class ProgramGenerator:
+    def __init__(self, tape: Tape, opts: Options):
         self.tape = tape
         self.o = opts
         self.mems: list[MemSpec] = []
@@ -496,7 +496,7 @@ def plan_bytes(opts: Options) -> int:
 
 def plan_from_bytes(data: bytes, opts: Options) -> Program:
     """The plan that ``data`` (:func:`plan_bytes` long) draws under ``opts``."""
-    return _Generator(_Tape(data), opts).program()
+    return ProgramGenerator(Tape(data), opts).program()
 
 
 def plans(opts: Options) -> st.SearchStrategy[Program]:

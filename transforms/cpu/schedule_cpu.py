@@ -37,14 +37,14 @@ from typing import ClassVar
 
 import analysis
 from affine_ir import FuncOp, Operation
-from affine_ir.dialects.affine import AffineForOp, _AccessOp
+from affine_ir.dialects.affine import AffineForOp
 from affine_ir.types import FloatType, IntegerType, MemRefType
 from analysis.loops import perfect_band
 from analysis.targets import CPUTarget, host_cpu
 
 from ..cleanup.canonicalize import canonicalize
 from ..errors import TransformError
-from ..loop_utils import access_subscripts, all_loops, loop_name, loops_text, top_level_loops
+from ..loop_utils import ACCESS_OPS, access_subscripts, all_loops, loop_name, loops_text, top_level_loops
 from ..loops.licm import hoist_invariants_in
 from ..loops.parallelize import check_parallel
 from ..loops.permute import permute_loops
@@ -70,18 +70,18 @@ def _element_bits(nest: Operation) -> int:
     floats are computed in f32)."""
     bits = 32
     for op in nest.walk():
-        if isinstance(op, _AccessOp) and isinstance(op.memref.type, MemRefType):
+        if isinstance(op, ACCESS_OPS) and isinstance(op.memref.type, MemRefType):
             t = op.memref.type.element_type
             if isinstance(t, (FloatType, IntegerType)) and t.width == 64:
                 bits = 64
     return bits
 
 
-def _accesses(nest: Operation) -> list[_AccessOp]:
-    return [op for op in nest.walk() if isinstance(op, _AccessOp)]
+def _accesses(nest: Operation) -> list[Operation]:
+    return [op for op in nest.walk() if isinstance(op, ACCESS_OPS)]
 
 
-def _coefficients(op: _AccessOp, loop: AffineForOp) -> list[int] | None:
+def _coefficients(op: Operation, loop: AffineForOp) -> list[int] | None:
     """The coefficient of ``loop``'s IV in each subscript of ``op``, ``affine.apply`` composed
     in (None when a subscript uses it non-linearly)."""
     leaves: list = []
@@ -97,12 +97,12 @@ def _coefficients(op: _AccessOp, loop: AffineForOp) -> list[int] | None:
     return out
 
 
-def _invariant(op: _AccessOp, loop: AffineForOp) -> bool:
+def _invariant(op: Operation, loop: AffineForOp) -> bool:
     c = _coefficients(op, loop)
     return c is not None and not any(c)
 
 
-def _contiguous(op: _AccessOp, loop: AffineForOp) -> bool:
+def _contiguous(op: Operation, loop: AffineForOp) -> bool:
     c = _coefficients(op, loop)
     return c is not None and bool(c) and c[-1] == 1 and not any(c[:-1])
 

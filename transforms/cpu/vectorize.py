@@ -117,9 +117,9 @@ class _Rewriter:
         self.plan = plan
         self.loop = plan.loop
         self.width = plan.width
-        self.broadcasts: dict[int, Value] = {}
-        self.loads = {id(op) for op in plan.loads}
-        self.stores = {id(op) for op in plan.stores}
+        self.broadcasts: dict[Value, Value] = {}
+        self.loads = set(plan.loads)
+        self.stores = set(plan.stores)
 
     def vtype(self, t) -> VectorType:
         return vector((self.width,), t)
@@ -142,7 +142,7 @@ class _Rewriter:
         self.finish_reductions(inits)
 
     def rewrite(self, op: Operation) -> None:
-        if id(op) in self.loads:
+        if op in self.loads:
             new = AffineVectorLoadOp(op.result.type, op.memref, op.map, op.indices, location=op.location)
             new.result.name_hint = op.result.name_hint
             new.attributes.update({k: v for k, v in op.attributes.items() if k != "map"})
@@ -150,7 +150,7 @@ class _Rewriter:
             op.result.replace_all_uses_with(new.result)
             self.plan.add(new.result)
             op.erase()
-        elif id(op) in self.stores:
+        elif op in self.stores:
             new = AffineVectorStoreOp(self.vec(op.value, op), op.memref, op.map, op.indices, location=op.location)
             new.attributes.update({k: v for k, v in op.attributes.items() if k != "map"})
             op.parent.insert_before(op, new)
@@ -177,12 +177,12 @@ class _Rewriter:
         """``v`` as a vector: itself when varying, else its broadcast (made once)."""
         if self.plan.is_varying(v):
             return v
-        if id(v) not in self.broadcasts:
+        if v not in self.broadcasts:
             hint = f"{v.name_hint}_vec" if v.name_hint else None
             b = BroadcastOp(v, self.vtype(v.type), location=user.location, name_hint=hint)
             self._place(b, v)
-            self.broadcasts[id(v)] = b.result
-        return self.broadcasts[id(v)]
+            self.broadcasts[v] = b.result
+        return self.broadcasts[v]
 
     def _place(self, b: Operation, v: Value) -> None:
         owner = v.owner

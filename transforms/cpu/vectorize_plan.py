@@ -90,14 +90,14 @@ class VectorizePlan:
     trip_count: int | None = None
 
     def is_varying(self, v: Value) -> bool:
-        return id(v) in self._ids
+        return v in self._varying_set
 
     def __post_init__(self) -> None:
-        self._ids: set[int] = set()
+        self._varying_set: set[Value] = set(self.varying)
 
     def add(self, v: Value) -> None:
-        if id(v) not in self._ids:
-            self._ids.add(id(v))
+        if v not in self._varying_set:
+            self._varying_set.add(v)
             self.varying.append(v)
 
 
@@ -168,9 +168,9 @@ class _Classifier:
 
     def run(self) -> None:
         while True:
-            self.plan.varying, self.plan._ids = [], set()
+            self.plan.varying, self.plan._varying_set = [], set()
             self.plan.loads, self.plan.stores = [], []
-            self.iv_derived = {id(self.iv)}
+            self.iv_derived = {self.iv}
             for v in self.forced:
                 self.plan.add(v)
             self.changed = False
@@ -184,8 +184,8 @@ class _Classifier:
 
     def op(self, op: Operation) -> None:
         if isinstance(op, AffineApplyOp):
-            if any(id(v) in self.iv_derived for v in op.operands):
-                self.iv_derived.add(id(op.result))
+            if any(v in self.iv_derived for v in op.operands):
+                self.iv_derived.add(op.result)
             return
         if isinstance(op, (AffineLoadOp, AffineStoreOp)):
             self.access(op)
@@ -197,14 +197,14 @@ class _Classifier:
             self.conditional(op)
             return
         for v in op.operands:
-            if id(v) in self.iv_derived:
+            if v in self.iv_derived:
                 raise self.refuse(f"{_what(op)} uses {value_name(v)}, an index value that depends on "
                                   f"{loop_name(self.loop)} (only access subscripts may)")
         if not isinstance(op, AffineYieldOp):
             self.compute(op)
 
     def depends_on_iv(self, values) -> bool:
-        return any(id(v) in self.iv_derived or self.plan.is_varying(v) for v in values)
+        return any(v in self.iv_derived or self.plan.is_varying(v) for v in values)
 
     def compute(self, op: Operation) -> None:
         types = [v.type for v in (*op.operands, *op.results)]
@@ -233,7 +233,7 @@ class _Classifier:
         if self.depends_on_iv(inner.operands[:n]):
             raise self.refuse(f"the bounds of inner loop {loop_name(inner)}{at_location(inner)} depend on "
                               f"{loop_name(self.loop)}")
-        if any(id(v) in self.iv_derived for v in inner.inits):
+        if any(v in self.iv_derived for v in inner.inits):
             raise self.refuse(f"inner loop {loop_name(inner)}{at_location(inner)} carries an index value that "
                               f"depends on {loop_name(self.loop)}")
         for arg, init, res in zip(inner.iter_args, inner.inits, inner.results):
@@ -260,7 +260,7 @@ class _Classifier:
 
     def access(self, op: AffineLoadOp | AffineStoreOp) -> None:
         is_store = isinstance(op, AffineStoreOp)
-        if is_store and id(op.value) in self.iv_derived:
+        if is_store and op.value in self.iv_derived:
             raise self.refuse(f"{_what(op)} stores {value_name(op.value)}, an index value that depends on "
                               f"{loop_name(self.loop)}")
         kind = self.subscript_kind(op)

@@ -41,20 +41,30 @@ from dataclasses import dataclass
 import analysis
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
-from analysis import ComputationSlice, DependenceGraph, SliceError
+from analysis import ComputationSlice, DependenceGraph, SliceError, SliceErrorKind
 
 from ..cleanup.canonicalize import compose_affine_maps
-from ..errors import TransformError
+from ..errors import RefusalKind, TransformError
 from ..loop_utils import at_location, enclosing_function, loop_name, value_name
 from ..memory.copy_generation import parse_memory_space
 from ..pass_base import Pass, PassContext, option, register_pass
-from .fuse_common import PASS, FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
+from .fuse_common import (
+    PASS,
+    DepthRefusal,
+    FusionResult,
+    between,
+    check_pair,
+    edge_text,
+    nest_name,
+    only_inner_loop,
+    refuse,
+)
 from .fuse_private import PrivateBuffer, private_candidates, private_candidates_kept, privatize
 from .fuse_sibling import fuse_siblings
 from .fuse_slice import insert_slice
 
 __all__ = ["FusionCandidate", "FusionResult", "LoopFusion", "extra_computation", "fuse_loops", "fuse_siblings",
-           "fusion_candidates"]
+           "fusion_candidates", "fusion_refusals"]
 
 DEFAULT_TOLERANCE = 0.30
 
@@ -111,7 +121,8 @@ def _placement(graph: DependenceGraph, src: Operation, dst: Operation) -> str:
     backward = [e for n in nodes for e in graph.edges_between(n, dst)]
     if backward:
         raise refuse(src, dst, f"a nest between them depends on the producer ({edge_text(graph, forward[0])}) "
-                                f"and the consumer depends on one between them ({edge_text(graph, backward[0])})")
+                                f"and the consumer depends on one between them ({edge_text(graph, backward[0])})",
+                     RefusalKind.DEPENDENCE)
     body = dst.parent
     first = body.index_of(src)
     for op in dst.walk():
@@ -121,7 +132,7 @@ def _placement(graph: DependenceGraph, src: Operation, dst: Operation) -> str:
                     < body.index_of(dst):
                 raise refuse(src, dst, f"a nest between them depends on the producer "
                                         f"({edge_text(graph, forward[0])}) and the consumer uses "
-                                        f"{value_name(v)}, defined between them")
+                                        f"{value_name(v)}, defined between them", RefusalKind.DEPENDENCE)
     return "src"
 
 
@@ -130,22 +141,29 @@ def _written_memrefs(graph: DependenceGraph, op: Operation) -> list[Value]:
     return [m for m in node.memrefs if node.stores_of(m)]
 
 
-def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
+#: The refusal kind of each slice failure (any other: UNSUPPORTED).
+SLICE_REFUSAL_KINDS = {SliceErrorKind.NO_DEPENDENCE: RefusalKind.NO_DEPENDENCE,
+                       SliceErrorKind.DEPTH_EXCEEDS: RefusalKind.DEPTH_EXCEEDS,
+                       SliceErrorKind.INVALID_REQUEST: RefusalKind.INVALID_REQUEST}
+
+
+def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | DepthRefusal:
     try:
         s = analysis.compute_slice(src, dst, depth, scop=scop, max_src_loops=producer_loop_count(src),
                                    symbol_values=_symbol_values(src))
         check = analysis.check_fusion(s, scop)
     except SliceError as e:
-        return e.reason
+        return DepthRefusal(SLICE_REFUSAL_KINDS.get(e.kind, RefusalKind.UNSUPPORTED), e.reason)
     for lp in (*s.src_loops, *s.dst_loops):
         if not isinstance(lp.op, AffineForOp):
-            return f"'{lp.op.name}'{at_location(lp.op)} is not an affine.for"
+            return DepthRefusal(RefusalKind.UNSUPPORTED, f"'{lp.op.name}'{at_location(lp.op)} is not an affine.for")
     if check.structure_violation:
-        return check.structure_violation
+        return DepthRefusal(RefusalKind.UNSUPPORTED, check.structure_violation)
     strided = [lp for lp in s.src_loops if lp.op.step != 1]
     if not s.is_valid and strided:
-        return (f"the slice leaves the producer's domain and {loop_name(strided[0].op)} has step "
-                f"{strided[0].op.step}: clamping its bounds would run iterations off its stride")
+        return DepthRefusal(RefusalKind.UNSUPPORTED,
+                            f"the slice leaves the producer's domain and {loop_name(strided[0].op)} has step "
+                            f"{strided[0].op.step}: clamping its bounds would run iterations off its stride")
     written = _written_memrefs(graph, src)
     dead_rest = not check.self_dependent and len(private_candidates((src, dst), written)) == len(written)
     remove = (check.covers_producer or dead_rest) and check.fusion_violation(True) is None
@@ -155,7 +173,7 @@ def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | str:
             if check.fusion_violation(True) is None:
                 why = (f"the producer must stay (some of its iterations are in no slice and what they store "
                        f"is used elsewhere), and running it again inside the consumer is unsafe: {why}")
-            return why
+            return DepthRefusal(RefusalKind.DEPENDENCE, why)
     return FusionCandidate(depth, s, remove, extra_computation(s, remove))
 
 
@@ -169,27 +187,38 @@ def _symbol_values(op: Operation) -> dict[Value, int]:
     return {a: COUNT_SYMBOL_VALUE for a in func.args if str(a.type) == "index"} if func is not None else {}
 
 
-def fusion_candidates(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph | None = None,
-                      depths: list[int] | None = None) -> tuple[list[FusionCandidate], dict[int, str]]:
-    """The legal fusions of ``src`` into ``dst`` per depth, and the reason for each illegal depth."""
+def fusion_refusals(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph | None = None,
+                    depths: list[int] | None = None) -> tuple[list[FusionCandidate], dict[int, DepthRefusal]]:
+    """The legal fusions of ``src`` into ``dst`` per depth (in depth order), and the refusal of
+    each illegal depth tried. The search over depths stops at the first DEPTH_EXCEEDS refusal
+    (kept only when it is the first result: every deeper depth exceeds too) and after a
+    NO_DEPENDENCE one (the same at every depth); it decides on the kinds, never on the wording."""
     func = check_pair(src, dst)
     graph = graph or DependenceGraph(func)
     scop = graph.analysis.scop
     legal: list[FusionCandidate] = []
-    reasons: dict[int, str] = {}
+    refusals: dict[int, DepthRefusal] = {}
     for d in depths if depths is not None else range(1, _loop_depth(dst) + 1):
         c = _candidate(graph, scop, src, dst, d)
-        if isinstance(c, str):
-            if c.startswith("depth ") and "exceeds" in c:
-                if not legal and not reasons:
-                    reasons[d] = c
-                break
-            reasons[d] = c
-            if c.startswith("no dependence"):  # the same at every depth
-                break
-        else:
+        if isinstance(c, FusionCandidate):
             legal.append(c)
-    return legal, reasons
+            continue
+        if c.kind is RefusalKind.DEPTH_EXCEEDS:
+            if not legal and not refusals:
+                refusals[d] = c
+            break
+        refusals[d] = c
+        if c.kind is RefusalKind.NO_DEPENDENCE:
+            break
+    return legal, refusals
+
+
+def fusion_candidates(src: AffineForOp, dst: AffineForOp, graph: DependenceGraph | None = None,
+                      depths: list[int] | None = None) -> tuple[list[FusionCandidate], dict[int, str]]:
+    """The legal fusions of ``src`` into ``dst`` per depth, and the reason for each illegal depth
+    (:func:`fusion_refusals` with the refusals' messages)."""
+    legal, refusals = fusion_refusals(src, dst, graph, depths)
+    return legal, {d: r.reason for d, r in refusals.items()}
 
 
 def _loop_depth(op: Operation) -> int:
@@ -220,13 +249,14 @@ def fuse_loops(src: AffineForOp, dst: AffineForOp, depth: int | None = None, *,
     func = check_pair(src, dst)
     graph = graph or DependenceGraph(func)
     if not any(e.kind == "RAW" for e in graph.edges_between(src, dst)):
-        raise refuse(src, dst, "the consumer loads nothing the producer stores")
+        raise refuse(src, dst, "the consumer loads nothing the producer stores", RefusalKind.NO_DEPENDENCE)
     placement = _placement(graph, src, dst)
-    legal, reasons = fusion_candidates(src, dst, graph, None if depth is None else [depth])
+    legal, refusals = fusion_refusals(src, dst, graph, None if depth is None else [depth])
     chosen = next((c for c in legal if c.depth == depth), None) if depth is not None else \
         _choose(legal, compute_tolerance, maximal)
     if chosen is None:
-        raise refuse(src, dst, _why_not(legal, reasons, compute_tolerance, depth))
+        reasons = {d: r.reason for d, r in refusals.items()}
+        raise refuse(src, dst, _why_not(legal, reasons, compute_tolerance, depth), _refusal_kind(legal, refusals))
     written = _written_memrefs(graph, src)
     result = FusionResult(nest_name(src), nest_name(dst), chosen.depth, str(chosen.slice), chosen.remove_producer,
                           placement == "src", chosen.redundancy, cost=f"{chosen.work_text()}, tolerance "
@@ -236,6 +266,14 @@ def fuse_loops(src: AffineForOp, dst: AffineForOp, depth: int | None = None, *,
     _apply(func, src, dst, chosen, placement, (carried, consumer_stored), result, fast_mem_space,
            local_buf_threshold_bytes)
     return result
+
+
+def _refusal_kind(legal: list[FusionCandidate], refusals: dict[int, DepthRefusal]) -> RefusalKind:
+    """The kind of the refusal of a pair: UNPROFITABLE when some depth is legal (the cost model
+    rejected it), else the kind of the shallowest refused depth."""
+    if legal:
+        return RefusalKind.UNPROFITABLE
+    return refusals[min(refusals)].kind if refusals else RefusalKind.INVALID_REQUEST
 
 
 def _why_not(legal: list[FusionCandidate], reasons: dict[int, str], tolerance: float, depth: int | None) -> str:
@@ -316,15 +354,16 @@ class _Fuser:
 
     def __init__(self, func: FuncOp, ctx: PassContext, opts: LoopFusion):
         self.func, self.ctx, self.opts = func, ctx, opts
-        self.refused: dict[tuple[int, int], tuple[Operation, str]] = {}
-        self.version: dict[int, int] = {}
-        self.keep_alive: list[Operation] = []  # erased ops: their ids must not be reused by new ones
-        self.tried: set[tuple] = set()
-        self.fused_pairs: set[tuple[int, int]] = set()  # (producer, consumer) fused with the producer kept
+        # (first, second) -> (where to record, the refusal); insertion order is the order of the trace
+        self.refused: dict[tuple[Operation, Operation], tuple[Operation, TransformError]] = {}
+        self.version: dict[Operation, int] = {}
+        self.tried: set[tuple] = set()  # IR states tried (they hold the ops, so erased ones stay distinct)
+        self.fused_pairs: set[tuple[Operation, Operation]] = set()  # (producer, consumer) fused, the producer kept
 
     def _key(self, graph: DependenceGraph, a: Operation, b: Operation) -> tuple:
-        ids = range(graph.node(a).id, graph.node(b).id + 1)
-        return tuple((id(graph.nodes[k].op), self.version.get(id(graph.nodes[k].op), 0)) for k in ids)
+        """The IR state of the nests from ``a`` to ``b``: each op with its version (bumped when it changes)."""
+        nodes = graph.nodes[graph.node(a).id : graph.node(b).id + 1]
+        return tuple((n.op, self.version.get(n.op, 0)) for n in nodes)
 
     def _loop_nodes(self, graph: DependenceGraph) -> list:
         return [n for n in graph.nodes if isinstance(n.op, AffineForOp)]
@@ -342,7 +381,7 @@ class _Fuser:
                 src = graph.nodes[sid]
                 if not isinstance(src.op, AffineForOp):
                     continue
-                if (id(src.op), id(dst.op)) in self.fused_pairs:
+                if (src.op, dst.op) in self.fused_pairs:
                     continue
                 fuse = functools.partial(self._fuse_pair, src.op, dst.op, graph)
                 if self._attempt(self._key(graph, src.op, dst.op), src.op, dst.op, fuse):
@@ -364,7 +403,7 @@ class _Fuser:
         try:
             r = fuse()
         except TransformError as e:
-            self.refused[(id(first), id(second))] = (second, e.reason)
+            self.refused[(first, second)] = (second, e)
             return False
         self._fused(*((second, first) if sibling else (first, second)), r)
         return True
@@ -388,11 +427,10 @@ class _Fuser:
         return False
 
     def _fused(self, gone: Operation, kept: Operation, r: FusionResult) -> None:
-        self.fused_pairs.add((id(gone), id(kept)))
-        self.refused.pop((id(gone), id(kept)), None)
-        self.refused.pop((id(kept), id(gone)), None)
-        self.version[id(kept)] = self.version.get(id(kept), 0) + 1
-        self.keep_alive.append(gone)
+        self.fused_pairs.add((gone, kept))
+        self.refused.pop((gone, kept), None)
+        self.refused.pop((kept, gone), None)
+        self.version[kept] = self.version.get(kept, 0) + 1
         extra = "" if r.redundancy is None or r.redundancy == 0 else \
             f", {r.redundancy:.0%} redundant computation" + (f" ({r.cost})" if r.cost else "")
         msg = f"{r}: {r.slice_text}{extra}"
@@ -405,6 +443,6 @@ class _Fuser:
             self.ctx.note(kept, note)
 
     def _flush(self) -> None:
-        for op, reason in self.refused.values():
-            self.ctx.refused(op, reason)
+        for op, error in self.refused.values():
+            self.ctx.refused(op, error)
         self.refused.clear()

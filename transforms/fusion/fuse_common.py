@@ -1,5 +1,5 @@
 """What producer-consumer (:mod:`.fuse`) and sibling (:mod:`.fuse_sibling`) fusion share:
-the result record, the pair checks, names of nests and edges for messages."""
+the result record, the refusal records, the pair checks, names of nests and edges for messages."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from affine_ir import FuncOp, Operation
 from affine_ir.dialects.affine import AffineForOp
 from analysis import DependenceGraph
 
-from ..errors import TransformError
+from ..errors import RefusalKind, TransformError
 from ..loop_utils import at_location, enclosing_function, loop_name, value_name
 from .fuse_private import PrivateBuffer
 
-__all__ = ["PASS", "FusionResult", "between", "check_pair", "edge_text", "nest_name", "only_inner_loop", "refuse"]
+__all__ = ["PASS", "DepthRefusal", "FusionResult", "between", "check_pair", "edge_text", "nest_name", "only_inner_loop",
+           "refuse"]
 
 PASS = "affine-loop-fusion"
 
@@ -38,6 +39,18 @@ class FusionResult:
         return f"fused {self.producer} into {self.consumer} at depth {self.depth}{what}"
 
 
+@dataclass(frozen=True)
+class DepthRefusal:
+    """Why fusion is illegal at one depth: ``kind`` (what decisions test: e.g. DEPTH_EXCEEDS
+    ends the search over depths) and ``reason`` (the message, for people)."""
+
+    kind: RefusalKind
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 def nest_name(op: Operation) -> str:
     """``the nest %i at f.mlir:3:3`` or, without a location, ``nest 2 (%i)`` (its rank among
     the top-level loops)."""
@@ -48,22 +61,26 @@ def nest_name(op: Operation) -> str:
     return f"nest {rank} ({loop_name(op)})"
 
 
-def refuse(src: Operation, dst: Operation, reason: str) -> TransformError:
-    return TransformError(PASS, f"cannot fuse {nest_name(src)} into {nest_name(dst)}: {reason}", loops=(dst, src))
+def refuse(src: Operation, dst: Operation, reason: str, kind: RefusalKind = RefusalKind.OTHER) -> TransformError:
+    """The refusal to fuse ``src`` into ``dst``: ``cannot fuse <src> into <dst>: <reason>``, of ``kind``."""
+    return TransformError(PASS, f"cannot fuse {nest_name(src)} into {nest_name(dst)}: {reason}", loops=(dst, src),
+                          kind=kind)
 
 
 # -- checks ----------------------------------------------------------------------------------------
 def check_pair(src: Operation, dst: Operation) -> FuncOp:
     for op, role in ((src, "producer"), (dst, "consumer")):
         if not isinstance(op, AffineForOp):
-            raise TransformError(PASS, f"the {role} '{op.name}'{at_location(op)} is not an affine.for")
+            raise TransformError(PASS, f"the {role} '{op.name}'{at_location(op)} is not an affine.for",
+                                 kind=RefusalKind.INVALID_REQUEST)
         if op.results:
-            raise refuse(src, dst, f"the {role} {loop_name(op)} has results (iter_args at the top level)")
+            raise refuse(src, dst, f"the {role} {loop_name(op)} has results (iter_args at the top level)",
+                         RefusalKind.UNSUPPORTED)
     func = enclosing_function(src)
     if func is None or src.parent is not func.body or dst.parent is not func.body:
-        raise refuse(src, dst, "both nests must be top-level loops of one function")
+        raise refuse(src, dst, "both nests must be top-level loops of one function", RefusalKind.INVALID_REQUEST)
     if func.body.index_of(src) >= func.body.index_of(dst):
-        raise refuse(src, dst, "the producer does not precede the consumer")
+        raise refuse(src, dst, "the producer does not precede the consumer", RefusalKind.INVALID_REQUEST)
     return func
 
 

@@ -21,8 +21,8 @@ from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.types import memref as memref_type
 
-from ..loop_utils import value_name
-from ..memory.copy_generation_nests import ACCESS_OPS, rewrite_access
+from ..loop_utils import ACCESS_OPS, value_name
+from ..memory.copy_generation_nests import rewrite_access
 
 __all__ = ["PrivateBuffer", "privatize", "private_candidates", "private_candidates_kept"]
 

@@ -13,6 +13,7 @@ from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import DependenceGraph
 
+from ..errors import RefusalKind
 from ..loop_utils import value_name
 from .fuse_common import FusionResult, between, check_pair, edge_text, nest_name, only_inner_loop, refuse
 
@@ -59,14 +60,16 @@ def _sibling_placement(graph: DependenceGraph, a: Operation, b: Operation) -> st
     backward = [e for n in nodes for e in graph.edges_between(n, b) if e.kind != "RAR"]
     if backward:
         raise refuse(a, b, f"a nest between them depends on the first ({edge_text(graph, forward[0])}) and the "
-                            f"second depends on one between them ({edge_text(graph, backward[0])})")
+                            f"second depends on one between them ({edge_text(graph, backward[0])})",
+                     RefusalKind.DEPENDENCE)
     body = b.parent
     for op in b.walk():
         for v in op.operands:
             owner = v.owner
             if isinstance(owner, Operation) and owner.parent is body and \
                     body.index_of(a) < body.index_of(owner) < body.index_of(b):
-                raise refuse(a, b, f"the second nest uses {value_name(v)}, defined between them")
+                raise refuse(a, b, f"the second nest uses {value_name(v)}, defined between them",
+                             RefusalKind.DEPENDENCE)
     return "a"
 
 
@@ -80,13 +83,14 @@ def fuse_siblings(a: AffineForOp, b: AffineForOp, *, graph: DependenceGraph | No
     graph = graph or DependenceGraph(func, include_rar=True)
     dep = _direct_dependence(graph, a, b)
     if dep is not None:
-        raise refuse(a, b, f"they are not siblings: {dep}")
+        raise refuse(a, b, f"they are not siblings: {dep}", RefusalKind.DEPENDENCE)
     shared = [e.value for e in graph.edges_between(a, b) if e.kind == "RAR"]
     if not shared:
-        raise refuse(a, b, "they read no memref in common")
+        raise refuse(a, b, "they read no memref in common", RefusalKind.NO_DEPENDENCE)
     la, lb = _matching_depth(a, b)
     if not la:
-        raise refuse(a, b, f"their outer loops differ ({_bounds_text(a)} vs {_bounds_text(b)})")
+        raise refuse(a, b, f"their outer loops differ ({_bounds_text(a)} vs {_bounds_text(b)})",
+                     RefusalKind.UNSUPPORTED)
     placement = _sibling_placement(graph, a, b)
     depth = len(la)
     _merge(la, lb)

@@ -50,14 +50,15 @@ from affine_ir.dialects.affine import (
     AffineParallelOp,
 )
 from affine_ir.dialects.gpu import LaunchOp
+from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
-    _HOST_MAPS,
     AXES,
     DEFAULT_BLOCK_SIZES,
+    HOST_MAPS,
     MAX_BLOCK,
     MAX_GRID,
     MAX_THREADS,
@@ -89,17 +90,25 @@ _HOST, _REMAT, _COMPUTE, _LAUNCH = "host", "remat", "compute", "launch"
 @dataclass
 class Unit:
     """Top-level ops that become one launch: ``ops`` (computing, in order), ``span`` (every
-    top-level op from the first to the last of them) and why it runs sequentially, if known."""
+    top-level op from the first to the last of them), why it runs sequentially, if known, and
+    whether it is ``merged`` (several nests and statements joined because a value computed in
+    one is used by a later one)."""
 
     ops: list[Operation]
     span: list[Operation]
     reason: str = ""
+    merged: bool = False
+
+    @property
+    def is_lone_nest(self) -> bool:
+        """One loop nest alone, not merged with other ops: what a pass may map by itself."""
+        return len(self.ops) == 1 and not self.merged and isinstance(self.ops[0], (AffineForOp, AffineParallelOp))
 
 
 class FunctionPlan:
     """How the top level of a function splits into launches (see :func:`plan_function`)."""
 
-    def __init__(self, func: FuncOp, kinds: dict[int, str], units: list[Unit]):
+    def __init__(self, func: FuncOp, kinds: dict[Operation, str], units: list[Unit]):
         self.func = func
         self.kinds = kinds
         self.units = units
@@ -112,12 +121,12 @@ class FunctionPlan:
             if op.parent is self.func.body and op.name != "memref.dealloc" and op is not launch:
                 op.detach()
                 self.func.body.insert_before(launch, op)
-        needed: dict[int, Operation] = {}
+        needed: set[Operation] = set()
 
         def need(v: Value) -> None:
             owner = v.owner
-            if isinstance(owner, Operation) and self.kinds.get(id(owner)) == _REMAT and id(owner) not in needed:
-                needed[id(owner)] = owner
+            if isinstance(owner, Operation) and self.kinds.get(owner) == _REMAT and owner not in needed:
+                needed.add(owner)
                 for w in owner.operands:
                     need(w)
 
@@ -128,26 +137,26 @@ class FunctionPlan:
         mapping: dict[Value, Value] = {}
         k = 0
         for op in self.func.body.ops:
-            if id(op) in needed:
+            if op in needed:
                 clone = op.clone(mapping)
                 body.insert(k, clone)
                 k += 1
-        inside = {id(o) for o in launch.walk()} - {id(launch)}
+        inside = set(launch.walk()) - {launch}
         for old, new in mapping.items():
             for use in list(old.uses):
-                if id(use.op) in inside and use.op is not new.owner:
+                if use.op in inside and use.op is not new.owner:
                     use.op.set_operand(use.index, new)
 
     def finish(self) -> None:
         """Erase the re-materializable ops no longer used on the host."""
         for op in reversed(list(self.func.body.ops)):
-            if self.kinds.get(id(op)) == _REMAT and not any(r.uses for r in op.results):
+            if self.kinds.get(op) == _REMAT and not any(r.uses for r in op.results):
                 op.erase()
 
 
-def _classify(func: FuncOp, pass_name: str) -> dict[int, str]:
+def _classify(func: FuncOp, pass_name: str) -> dict[Operation, str]:
     is_host = host_value_checker(func.body)
-    kinds: dict[int, str] = {}
+    kinds: dict[Operation, str] = {}
     for op in func.body.ops:
         where = f" at {op.location}" if op.location else ""
         name = op.name
@@ -158,7 +167,7 @@ def _classify(func: FuncOp, pass_name: str) -> dict[int, str]:
             kind = _HOST
         elif name == "gpu.launch":
             kind = _LAUNCH
-        elif name in ("arith.constant", "memref.dealloc") or (name in _HOST_MAPS and all(map(is_host, op.operands))):
+        elif name in ("arith.constant", "memref.dealloc") or (name in HOST_MAPS and all(map(is_host, op.operands))):
             kind = _HOST
         elif name == "memref.alloc":
             bad = next((v for v in op.operands if not is_host(v)), None)
@@ -167,11 +176,11 @@ def _classify(func: FuncOp, pass_name: str) -> dict[int, str]:
                                                 f"'memref.alloc'{where} is not a host value", location=op.location)
             kind = _HOST
         elif op.is_pure and not op.regions and all(
-                v.owner is func.body or kinds.get(id(v.owner)) in (_HOST, _REMAT) for v in op.operands):
+                v.owner is func.body or kinds.get(v.owner) in (_HOST, _REMAT) for v in op.operands):
             kind = _REMAT
         else:
             kind = _COMPUTE
-        kinds[id(op)] = kind
+        kinds[op] = kind
     for op in func.walk():
         where = f" at {op.location}" if op.location else ""
         if op.name == "func.call":
@@ -193,7 +202,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
     groups: list[list[int]] = []          # positions in ``top`` of each unit's computing ops
     run: list[int] | None = None
     for k, op in enumerate(top):
-        kind = kinds[id(op)]
+        kind = kinds[op]
         if kind == _COMPUTE:
             if isinstance(op, (AffineForOp, AffineParallelOp)):
                 groups.append([k])
@@ -205,7 +214,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
                 run.append(k)
         elif kind == _LAUNCH or (kind == _HOST and op.name.startswith("memref.")):
             run = None
-    unit_of = {id(top[k]): u for u, g in enumerate(groups) for k in g}
+    unit_of = {top[k]: u for u, g in enumerate(groups) for k in g}
     reach = list(range(len(groups)))    # the last unit using a value of each unit
     reasons = [""] * len(groups)
     for u, g in enumerate(groups):
@@ -215,7 +224,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
                     user = use.op
                     while user.parent is not func.body:
                         user = user.parent_op
-                    w = unit_of.get(id(user))
+                    w = unit_of.get(user)
                     if w is None:
                         raise TransformError(pass_name, f"cannot map @{func.sym_name}: {value_name(r)} is computed "
                                                         f"on the device but used by '{user.name}' on the host",
@@ -236,19 +245,19 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
                 why.append(reasons[w])
         first, last = groups[u][0], groups[end][-1]
         span = top[first: last + 1]
-        launch = next((o for o in span if kinds[id(o)] == _LAUNCH), None)
+        launch = next((o for o in span if kinds[o] == _LAUNCH), None)
         if launch is not None:
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: a value computed before the gpu.launch"
                                             f"{' at ' + str(launch.location) if launch.location else ''} is used after "
                                             f"it ({'; '.join(why)})", location=launch.location)
-        ops = [o for o in span if kinds[id(o)] == _COMPUTE]
+        ops = [o for o in span if kinds[o] == _COMPUTE]
         if why:
             reason = "merged: " + "; ".join(why)
         elif not isinstance(ops[0], (AffineForOp, AffineParallelOp)):
             reason = "top-level statements outside loops"
         else:
             reason = ""
-        units.append(Unit(ops, span, reason))
+        units.append(Unit(ops, span, reason, merged=bool(why)))
         u = end + 1
     return FunctionPlan(func, kinds, units)
 
@@ -273,8 +282,9 @@ def check_host_function(func: FuncOp) -> None:
                              location=op.location)
 
 
-def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext | None = None) -> list[MappedNest]:
-    """Map every computing top-level op of ``func`` to a launch (see the module docstring);
+def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext | None = None,
+                 gpu: GPUTarget = DEFAULT_GPU) -> list[MappedNest]:
+    """Map every computing top-level op of ``func`` to a launch on ``gpu`` (see the module docstring);
     decisions go to ``ctx`` when given. Raises TransformError (``func`` unchanged) when the
     function cannot become a host function, or without ``ctx`` when a nest is refused; with
     ``ctx`` a refused nest (grid limits) stays as it is, the refusal is recorded, and the rest
@@ -286,7 +296,7 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
         nest = None
         if len(unit.ops) == 1 and isinstance(unit.ops[0], (AffineForOp, AffineParallelOp)):
             try:
-                nest = plan_nest(unit.ops[0], block_sizes, host.is_host_value)
+                nest = plan_nest(unit.ops[0], block_sizes, host.is_host_value, gpu)
             except TransformError as e:
                 if ctx is None:
                     raise
@@ -318,12 +328,15 @@ class GpuMap(Pass):
     name = "gpu-map"
     summary = "Map loop nests to gpu.launch ops (parallel loops to blocks and threads)"
     block_sizes: tuple[int, ...] = option((), "block sizes x,y,z for the mapped loops, innermost first (default: "
-                                              "256 for one loop, 32,8 for two, 32,4,2 for three)")
+                                              "the target's, 256 for one loop, 32,8 for two, 32,4,2 for three on "
+                                              "the H200)")
+    target: str = option(DEFAULT_GPU.name, "the GPU whose launch limits and default block sizes apply (a name of "
+                                           "analysis.targets)")
 
     def __post_init__(self) -> None:
         if self.block_sizes:
             try:
-                check_block_sizes(self.block_sizes)
+                check_block_sizes(self.block_sizes, gpu_target(self.target))
             except TransformError as e:
                 raise ValueError(e.reason) from None
 
@@ -331,6 +344,7 @@ class GpuMap(Pass):
         if func.is_declaration:
             return
         try:
-            map_function(func, self.block_sizes, ctx)
+            map_function(func, self.block_sizes, ctx, gpu_target(self.target))
         except TransformError as e:
             ctx.refused(func, e)
+

@@ -22,22 +22,32 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.dialects.memref import AllocaOp
 from affine_ir.types import INT64_MAX, MemRefType, index, memref
+from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import value_name
 
-__all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan", "check_block_sizes",
-           "map_nest", "map_sequentially", "new_launch", "parallel_band", "plan_nest", "privatize_allocs"]
+__all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HOST_MAPS", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
+           "check_block_sizes", "default_block_sizes", "map_nest", "map_sequentially", "new_launch", "parallel_band",
+           "plan_nest", "privatize_allocs"]
 
 PASS = "gpu-map"
 
-#: Default block sizes (x, y, z) by the number of mapped loops.
-DEFAULT_BLOCK_SIZES = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}
-#: CUDA's grid limits (x, y, z) and block limits.
-MAX_GRID = (2**31 - 1, 65535, 65535)
-MAX_BLOCK = (1024, 1024, 64)
-MAX_THREADS = 1024
 AXES = "xyz"
+
+
+def default_block_sizes(gpu: GPUTarget) -> dict[int, tuple[int, ...]]:
+    """``gpu``'s default block sizes (x, y, z) by the number of mapped loops (1 to 3)."""
+    return {n: tuple(sizes) for n, sizes in enumerate(gpu.default_block_sizes, start=1)}
+
+
+# The limits come from the target (``analysis.targets``); these names are the default target's.
+#: Default block sizes (x, y, z) by the number of mapped loops.
+DEFAULT_BLOCK_SIZES = default_block_sizes(DEFAULT_GPU)
+#: CUDA's grid limits (x, y, z) and block limits.
+MAX_GRID = DEFAULT_GPU.max_grid_dims
+MAX_BLOCK = DEFAULT_GPU.max_block_dims
+MAX_THREADS = DEFAULT_GPU.max_threads_per_block
 
 
 @dataclass
@@ -109,16 +119,17 @@ def ceil_div(a: int, b: int) -> int:
 
 
 # -- the host side ----------------------------------------------------------------------------------------------
-_HOST_MAPS = ("affine.apply", "affine.min", "affine.max")
+#: The ops that compute host index values from host index values.
+HOST_MAPS = ("affine.apply", "affine.min", "affine.max")
 
 
 def host_value_checker(body: Block):
     """A predicate: is a value a host index value of the function body ``body`` (an index argument,
     an index constant, affine.apply/min/max of host index values at its top level)?"""
-    memo: dict[int, tuple[Value, bool]] = {}  # the value is kept so that its id is not reused
+    memo: dict[Value, bool] = {}
 
     def check(v: Value) -> bool:
-        hit = memo.get(id(v))
+        hit = memo.get(v)
         if hit is None:
             owner = v.owner
             if isinstance(owner, Block):
@@ -126,9 +137,9 @@ def host_value_checker(body: Block):
             elif owner.parent is not body or v.type != index:
                 ok = False
             else:
-                ok = owner.name == "arith.constant" or (owner.name in _HOST_MAPS and all(map(check, owner.operands)))
-            hit = memo[id(v)] = (v, ok)
-        return hit[1]
+                ok = owner.name == "arith.constant" or (owner.name in HOST_MAPS and all(map(check, owner.operands)))
+            hit = memo[v] = ok
+        return hit
 
     return check
 
@@ -160,7 +171,7 @@ class HostPlan:
             return self.constant(min(values) if kind == "min" else max(values))
         cls = AffineApplyOp if len(exprs) == 1 else (AffineMinOp if kind == "min" else AffineMaxOp)
         m = AffineMap(0, len(kept), tuple(exprs))
-        key = (cls.name, m, tuple(map(id, kept)))
+        key = (cls.name, m, tuple(kept))
         v = self._values.get(key)  # made earlier on the host, so it dominates ``anchor``
         if v is None:
             op = cls(m, kept, location=anchor.location, name_hint=name)
@@ -201,10 +212,11 @@ def band_dims(op: Operation) -> list[BandDim]:
             for iv, lo, hi, step in zip(op.ivs, op.bound_groups(False), op.bound_groups(True), op.steps)]
 
 
-def parallel_band(op: Operation, is_host_value=None) -> tuple[list[BandDim], str]:
+def parallel_band(op: Operation, is_host_value=None, gpu: GPUTarget = DEFAULT_GPU) -> tuple[list[BandDim], str]:
     """The outermost perfectly nested band of parallel loops of the nest ``op`` whose bounds use
     only host values (``is_host_value``; default: values of the enclosing function's top level
-    and its arguments), and why it stops there."""
+    and its arguments), and why it stops there (also where a step times a block of ``gpu``'s
+    most threads would pass 64 bits)."""
     if is_host_value is None:
         is_host_value = host_value_checker(op.parent)
     band: list[BandDim] = []
@@ -229,7 +241,7 @@ def parallel_band(op: Operation, is_host_value=None) -> tuple[list[BandDim], str
             bad = next((v for v in d.operands if not is_host_value(v)), None)
             if bad is not None:
                 return band, f"the bounds of {d.name} use {value_name(bad)}, which is not a host value"
-            if d.step * MAX_THREADS > INT64_MAX:  # a thread's IV (block id * threads + thread id) * step
+            if d.step * gpu.max_threads_per_block > INT64_MAX:  # a thread's IV (block id * threads + thread id) * step
                 return band, f"the step of {d.name} ({d.step}) times a block of threads passes 64 bits"
         band += dims
         body = [o for o in cur.body.ops if not isinstance(o, AffineYieldOp)]
@@ -280,10 +292,11 @@ def privatize_allocs(launch: LaunchOp) -> list[str]:
     return names
 
 
-def _block_sizes(mapped: list[BandDim], requested: Sequence[int]) -> list[int]:
-    """Block sizes x first for ``mapped`` (outermost first), clamped to small constant trip counts."""
+def _block_sizes(mapped: list[BandDim], requested: Sequence[int], gpu: GPUTarget) -> list[int]:
+    """Block sizes x first for ``mapped`` (outermost first; ``requested`` or ``gpu``'s defaults),
+    clamped to small constant trip counts."""
     n = len(mapped)
-    sizes = list(requested[:n]) + [1] * (n - len(requested)) if requested else list(DEFAULT_BLOCK_SIZES[n])
+    sizes = list(requested[:n]) + [1] * (n - len(requested)) if requested else list(gpu.default_block_sizes[n - 1])
     out = []
     for k in range(n):
         d = mapped[n - 1 - k]
@@ -295,15 +308,28 @@ def _block_sizes(mapped: list[BandDim], requested: Sequence[int]) -> list[int]:
     return out
 
 
-def check_block_sizes(sizes: Sequence[int]) -> None:
-    """TransformError unless ``sizes`` (x, y, z) is a valid CUDA block."""
+def check_block_sizes(sizes: Sequence[int], gpu: GPUTarget = DEFAULT_GPU) -> None:
+    """TransformError unless ``sizes`` (x, y, z) is a valid CUDA block on ``gpu`` (its
+    ``max_block_dims`` and ``max_threads_per_block``)."""
     full = list(sizes) + [1] * (3 - len(sizes))
     if len(sizes) > 3 or any(not isinstance(b, int) or b < 1 for b in full):
         raise TransformError(PASS, f"block sizes {list(sizes)}: one to three sizes >= 1 (x, y, z) are needed")
     total = full[0] * full[1] * full[2]
-    if any(b > m for b, m in zip(full, MAX_BLOCK)) or total > MAX_THREADS:
-        raise TransformError(PASS, f"block sizes {list(sizes)} ({total} threads) exceed CUDA's limits: x, y <= 1024, "
-                                   f"z <= 64, at most {MAX_THREADS} threads per block")
+    if any(b > m for b, m in zip(full, gpu.max_block_dims)) or total > gpu.max_threads_per_block:
+        raise TransformError(PASS, f"block sizes {list(sizes)} ({total} threads) exceed CUDA's limits: "
+                                   f"{_limits_text(gpu.max_block_dims)}, at most {gpu.max_threads_per_block} threads "
+                                   f"per block")
+
+
+def _limits_text(dims: Sequence[int]) -> str:
+    """``x, y <= 1024, z <= 64``: the per-axis limits, equal neighbours together."""
+    groups: list[tuple[list[str], int]] = []
+    for axis, limit in zip(AXES, dims):
+        if groups and groups[-1][1] == limit:
+            groups[-1][0].append(axis)
+        else:
+            groups.append(([axis], limit))
+    return ", ".join(f"{', '.join(axes)} <= {limit}" for axes, limit in groups)
 
 
 @dataclass
@@ -321,32 +347,34 @@ class NestPlan:
     grid: list[int | None] = field(default_factory=list)
 
 
-def plan_nest(op: Operation, block_sizes: Sequence[int] = (), is_host_value=None) -> NestPlan:
-    """The mapping of the top-level nest ``op`` (see :class:`NestPlan`); TransformError when a
-    constant grid size exceeds CUDA's limits or the block is not valid. Changes nothing."""
+def plan_nest(op: Operation, block_sizes: Sequence[int] = (), is_host_value=None,
+              gpu: GPUTarget = DEFAULT_GPU) -> NestPlan:
+    """The mapping of the top-level nest ``op`` on ``gpu`` (see :class:`NestPlan`); TransformError
+    when a constant grid size exceeds ``gpu``'s limits or the block is not valid. Changes nothing."""
     if block_sizes:
-        check_block_sizes(block_sizes)
-    band, why = parallel_band(op, is_host_value)
+        check_block_sizes(block_sizes, gpu)
+    band, why = parallel_band(op, is_host_value, gpu)
     plan = NestPlan(op, band, why)
     if not band or any(d.trip_count == 0 for d in band):
         return plan
     n = min(3, len(band))
     plan.outer, mapped = band[: len(band) - n], band[len(band) - n:]
-    plan.block = _block_sizes(mapped, block_sizes)
-    check_block_sizes(plan.block)
+    plan.block = _block_sizes(mapped, block_sizes, gpu)
+    check_block_sizes(plan.block, gpu)
     plan.axes = [mapped[n - 1 - k] for k in range(n)]
     for k, (d, b) in enumerate(zip(plan.axes, plan.block)):
         t = d.trip_count
         g = None if t is None else ceil_div(t, b)
-        if g is not None and g > MAX_GRID[k]:
+        limit = gpu.max_grid_dims[k]
+        if g is not None and g > limit:
             raise TransformError(PASS, f"cannot map {d.name} to {AXES[k]}: grid size {g} (trip count {t} / block "
-                                       f"{b}) exceeds CUDA's limit {MAX_GRID[k]} for {AXES[k]}", loops=[op])
+                                       f"{b}) exceeds CUDA's limit {limit} for {AXES[k]}", loops=[op])
         plan.grid.append(g)
     return plan
 
 
 def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | None = None,
-             plan: NestPlan | None = None) -> MappedNest:
+             plan: NestPlan | None = None, gpu: GPUTarget = DEFAULT_GPU) -> MappedNest:
     """Replace the top-level loop nest ``op`` by a ``gpu.launch`` mapping its parallel band (see
     the module docstring); a nest without one becomes a 1x1x1 launch, a nest with a loop of no
     iteration goes (``launch`` None).
@@ -354,10 +382,10 @@ def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | No
     Guarantees: every iteration of the nest runs exactly once, in one thread, with the same IV
     values (the mapped loops are parallel, so any order is correct); the loops below the band
     keep their order inside each thread. Raises :class:`TransformError` (IR unchanged) when a
-    constant grid size exceeds CUDA's limits or ``block_sizes`` is not a valid block.
+    constant grid size exceeds ``gpu``'s limits or ``block_sizes`` is not a valid block.
     """
     host = host or HostPlan(op.parent)
-    plan = plan or plan_nest(op, block_sizes, host.is_host_value)
+    plan = plan or plan_nest(op, block_sizes, host.is_host_value, gpu)
     band, outer, axes, block = plan.band, plan.outer, plan.axes, plan.block
     if not band:
         return map_sequentially([op], f"no parallel loop to map ({plan.why})", host)

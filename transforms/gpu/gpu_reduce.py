@@ -63,6 +63,7 @@ from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
+from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, loop_name, value_name
@@ -119,7 +120,7 @@ class MappedRows:
         return text
 
 
-def map_row_reductions(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE) -> LaunchOp:
+def map_row_reductions(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE, gpu: GPUTarget = DEFAULT_GPU) -> LaunchOp:
     """Replace the top-level nest ``nest`` by one ``gpu.launch``: a block of ``block_size`` threads
     (clamped, see :func:`block_size_for`) per row, block reductions in shared memory (module
     docstring). Returns the launch.
@@ -128,16 +129,16 @@ def map_row_reductions(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE) ->
     in one thread of that block; each reduction combines every element and the loop's initial
     value exactly once (in another order: float sums are reassociated). Raises
     :class:`TransformError` (IR unchanged) when the nest is not of that form (see
-    :func:`plan_row_reductions`)."""
-    return map_rows(nest, block_size).launch
+    :func:`plan_row_reductions`; the limits are ``gpu``'s)."""
+    return map_rows(nest, block_size, gpu=gpu).launch
 
 
 def map_rows(nest: Operation, block_size: int = DEFAULT_BLOCK_SIZE, host: HostPlan | None = None,
-             plan: RowPlan | None = None) -> MappedRows:
+             plan: RowPlan | None = None, gpu: GPUTarget = DEFAULT_GPU) -> MappedRows:
     """:func:`map_row_reductions` with the details of what was built; ``host`` creates the grid
     values (shared by the launches of one function), ``plan`` a plan made for ``nest``."""
     host = host or HostPlan(nest.parent)
-    plan = plan or plan_row_reductions(nest, block_size, host.is_host_value)
+    plan = plan or plan_row_reductions(nest, block_size, host.is_host_value, gpu)
     return _Rewriter(plan, host).run()
 
 
@@ -148,7 +149,7 @@ class _Rewriter:
         self.host = host
         self.op = plan.op
         self.b = plan.block_size
-        self.managed: set[int] = set()  # thread-private and partial buffers: no race between threads
+        self.managed: set[Value] = set()  # thread-private and partial buffers: no race between threads
         self.allocs = 0  # buffers at the start of the launch body
 
     def run(self) -> MappedRows:
@@ -218,7 +219,7 @@ class _Rewriter:
                     use.op.erase()
             old.replace_all_uses_with(new.results[0])
             a.erase()
-            self.managed.add(id(new.results[0]))
+            self.managed.add(new.results[0])
             names.append(value_name(new.results[0]))
         return names
 
@@ -227,13 +228,13 @@ class _Rewriter:
         ``index_cast``/``sitofp`` of a size), as gpu-map does."""
         top = self.launch.parent
         is_host = host_value_checker(top)
-        needed: dict[int, Operation] = {}
+        needed: set[Operation] = set()
 
         def need(v: Value) -> None:
             owner = v.owner
             if isinstance(owner, Operation) and owner.parent is top and owner.name not in (
-                    "arith.constant", "memref.alloc") and not is_host(v) and id(owner) not in needed:
-                needed[id(owner)] = owner
+                    "arith.constant", "memref.alloc") and not is_host(v) and owner not in needed:
+                needed.add(owner)
                 for w in owner.operands:
                     need(w)
 
@@ -242,15 +243,15 @@ class _Rewriter:
                 for v in x.operands:
                     need(v)
         mapping: dict[Value, Value] = {}
-        clones = [x.clone(mapping) for x in top.ops if id(x) in needed]
+        clones = [x.clone(mapping) for x in top.ops if x in needed]
         for k, c in enumerate(clones):
             self.body.insert(k, c)
-        inside = {id(x) for x in self.launch.walk()}
+        inside = set(self.launch.walk())
         for old, new in mapping.items():
             for use in list(old.uses):
-                if id(use.op) in inside:
+                if use.op in inside:
                     use.op.set_operand(use.index, new)
-        for x in reversed([x for x in top.ops if id(x) in needed]):
+        for x in reversed([x for x in top.ops if x in needed]):
             if not any(r.uses for r in x.results):
                 x.erase()
 
@@ -305,7 +306,7 @@ class _Rewriter:
                           name_hint=f"{(r.name.lstrip('%').split('[')[0]) or 'red'}_shared")
             self.body.insert(self.allocs, buf)
             self.allocs += 1
-            self.managed.add(id(buf.results[0]))
+            self.managed.add(buf.results[0])
             shared.append(buf.results[0])
             block.insert_before(anchor, _store(partial, buf.results[0], AffineExpr.dim(0), [tid], loop))
         block.insert_before(anchor, BarrierOp(location=loop.location))
@@ -335,7 +336,7 @@ class _Rewriter:
     def _thread0_stores(self) -> int:
         count = 0
         for x in list(self.body.ops):
-            if x.name in _WRITES and id(x.operands[1]) not in self.managed:
+            if x.name in _WRITES and x.operands[1] not in self.managed:
                 guard = AffineIfOp(IntegerSet(1, 0, (AffineExpr.dim(0),), (True,)), [self.tid], location=x.location)
                 self.body.insert_before(x, guard)
                 x.detach()
@@ -343,27 +344,27 @@ class _Rewriter:
                 count += 1
         return count
 
-    def _effects(self, op: Operation) -> tuple[set[int], set[int]]:
+    def _effects(self, op: Operation) -> tuple[set[Value], set[Value]]:
         reads, writes = set(), set()
         for x in op.walk():
             for v in x.operands:
-                if not isinstance(v.type, MemRefType) or id(v) in self.managed or x.name in (
+                if not isinstance(v.type, MemRefType) or v in self.managed or x.name in (
                         "memref.dim", "memref.dealloc"):
                     continue
                 if x.name in _READS:
-                    reads.add(id(v))
+                    reads.add(v)
                 elif x.name in _WRITES and v is x.operands[1]:
-                    writes.add(id(v))
+                    writes.add(v)
                 else:
-                    reads.add(id(v))
-                    writes.add(id(v))
+                    reads.add(v)
+                    writes.add(v)
         return reads, writes
 
     def _separate_races(self) -> int:
         """Barriers between row-level statements that touch a memref other threads may write."""
         count = 0
-        seen_r: set[int] = set()
-        seen_w: set[int] = set()
+        seen_r: set[Value] = set()
+        seen_w: set[Value] = set()
         for x in list(self.body.ops):
             if isinstance(x, BarrierOp):
                 seen_r, seen_w = set(), set()
@@ -426,12 +427,13 @@ class GpuMapReductions(Pass):
 
     name = "gpu-map-reductions"
     summary = "Map row reductions to one block per row with shared-memory block reductions"
-    block_size: int = option(DEFAULT_BLOCK_SIZE, "threads per block (a power of two <= 1024; smaller when every "
-                                                 "row loop is shorter)")
+    block_size: int = option(DEFAULT_BLOCK_SIZE, "threads per block (a power of two <= the target's most threads "
+                                                 "per block, 1024; smaller when every row loop is shorter)")
+    target: str = option(DEFAULT_GPU.name, "the GPU whose launch limits apply (a name of analysis.targets)")
 
     def __post_init__(self) -> None:
         try:
-            block_size_for(self.block_size)
+            block_size_for(self.block_size, gpu=gpu_target(self.target))
         except TransformError as e:
             raise ValueError(e.reason) from None
 
@@ -444,16 +446,17 @@ class GpuMapReductions(Pass):
             ctx.note(func, f"left for gpu-map: {e.reason}")
             return
         host = HostPlan(func.body)
+        gpu = gpu_target(self.target)
         for unit in units:
             loops = [x for x in unit.ops if isinstance(x, (AffineForOp, AffineParallelOp))]
             if not loops:
                 continue
             op = loops[0]
-            if len(unit.ops) != 1 or unit.reason:
+            if not unit.is_lone_nest:
                 ctx.note(op, f"left for gpu-map: {unit.reason or 'it shares a launch with other statements'}")
                 continue
             try:
-                plan = plan_row_reductions(op, self.block_size, host.is_host_value)
+                plan = plan_row_reductions(op, self.block_size, host.is_host_value, gpu)
             except TransformError as e:
                 ctx.note(op, f"left for gpu-map: {e.reason}")
                 continue
@@ -461,5 +464,5 @@ class GpuMapReductions(Pass):
             if why:
                 ctx.note(op, f"left for gpu-map: {why}")
                 continue
-            mapped = map_rows(op, self.block_size, host, plan)
+            mapped = map_rows(op, self.block_size, host, plan, gpu)
             ctx.applied(mapped.launch, mapped.describe())

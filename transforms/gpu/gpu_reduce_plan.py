@@ -47,17 +47,19 @@ from affine_ir.dialects.affine import (
 )
 from affine_ir.dialects.unregistered import UnregisteredOp
 from affine_ir.types import FloatType, IntegerType, MemRefType, Type
+from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, at_location, loop_name, value_name
 from ..memory.scalrep import same_element
-from .gpu_map_nest import AXES, MAX_GRID, BandDim, band_dims, host_value_checker
+from .gpu_map_nest import AXES, BandDim, band_dims, host_value_checker
 
 __all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for",
            "plan_row_reductions", "thread_per_row_reason"]
 
 PASS = "gpu-map-reductions"
-DEFAULT_BLOCK_SIZE = 256
+#: Threads per block unless told otherwise: the default target's (``analysis.targets``).
+DEFAULT_BLOCK_SIZE = DEFAULT_GPU.default_threads_per_block
 MAX_ROWS = 3
 
 #: Combining ops recognised (``arith`` name without the dialect): float, then integer kinds.
@@ -116,12 +118,13 @@ def _refuse(op: Operation, reason: str, dep=None) -> TransformError:
                           dependence=dep)
 
 
-def block_size_for(requested: int, loops=()) -> int:
-    """Threads per block: the largest power of two <= ``min(requested, 1024)``; when every row
-    loop in ``loops`` has a constant trip count, at most the power of two covering the longest."""
+def block_size_for(requested: int, loops=(), gpu: GPUTarget = DEFAULT_GPU) -> int:
+    """Threads per block: the largest power of two <= ``min(requested, gpu.max_threads_per_block)``;
+    when every row loop in ``loops`` has a constant trip count, at most the power of two covering
+    the longest."""
     if not isinstance(requested, int) or isinstance(requested, bool) or requested < 1:
         raise TransformError(PASS, f"block size {requested!r}: a positive integer is needed")
-    b = 1 << (min(requested, 1024).bit_length() - 1)
+    b = 1 << (min(requested, gpu.max_threads_per_block).bit_length() - 1)
     trips = [analysis.constant_trip_count(lp) for lp in loops]
     if trips and all(t is not None for t in trips):
         longest = max(max(trips), 1)
@@ -240,7 +243,7 @@ def _invariant(op: Operation, loop: AffineForOp) -> bool:
                for v in leaves)
 
 
-def _memory_reductions(loop: AffineForOp, scratch: set[int]) -> list[RowReduction]:
+def _memory_reductions(loop: AffineForOp, scratch: set[Value]) -> list[RowReduction]:
     """The memory reductions ``m[f] = m[f] op x`` of ``loop`` (load and store directly in its body,
     ``f`` invariant in it); TransformError for another store to a scratch buffer (each thread
     has its own copy: strided stores would diverge) and for a reduction of other memory that
@@ -251,7 +254,7 @@ def _memory_reductions(loop: AffineForOp, scratch: set[int]) -> list[RowReductio
     for k, st in enumerate(ops):
         if not isinstance(st, AffineStoreOp):
             continue
-        private = id(st.memref) in scratch
+        private = st.memref in scratch
         if not private and not _invariant(st, loop):
             continue
         same = [o for o in loop.walk() if isinstance(o, (AffineLoadOp, AffineStoreOp)) and o is not st and
@@ -277,7 +280,7 @@ def _memory_reductions(loop: AffineForOp, scratch: set[int]) -> list[RowReductio
     return out
 
 
-def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[int]) -> list[RowReduction]:
+def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[Value]) -> list[RowReduction]:
     """The reductions of the row loop ``loop`` (empty for a parallel loop), or TransformError."""
     name = f"row loop {loop_name(loop)}{at_location(loop)}"
     for v in loop.operands[: len(loop.operands) - len(loop.inits)]:
@@ -290,10 +293,10 @@ def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[int]) ->
         raise TransformError(PASS, f"{name} holds the loop {loop_name(inner)}{at_location(inner)}: nested loops deeper "
                                    f"than one level under the rows are not mapped", loops=[loop])
     reds = _iter_arg_reductions(loop) + _memory_reductions(loop, scratch)
-    pairs = [{id(r.load), id(r.store)} for r in reds if r.index is None]
+    pairs = [{r.load, r.store} for r in reds if r.index is None]
     if reds:
         st = next((x for x in loop.walk() if x.name in _STORES and
-                   not any(id(x) in p for p in pairs)), None)
+                   not any(x in p for p in pairs)), None)
         if st is not None:
             raise TransformError(PASS, f"{name} reduces and stores to {value_name(st.operands[1])}{at_location(st)}: "
                                        f"stores in a reduction loop are not mapped", loops=[loop])
@@ -304,7 +307,7 @@ def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[int]) ->
     for d in deps:
         if d.kind == "RAR":
             continue
-        ends = {id(d.src), id(d.dst)}
+        ends = {d.src, d.dst}
         inside = any(ends <= p for p in pairs)
         if not inside and any(ends & p for p in pairs):
             raise TransformError(PASS, f"{name} reduces into an element that another access of the loop may touch: "
@@ -319,8 +322,8 @@ def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[int]) ->
 def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
     """The top-level allocations that each thread may keep its own copy of (module docstring)."""
     top = op.parent
-    where = {id(o): k for k, o in enumerate(top.ops)}
-    order = {id(o): k for k, o in enumerate(op.walk())}
+    where = {o: k for k, o in enumerate(top.ops)}
+    order = {o: k for k, o in enumerate(op.walk())}
     out = []
     for a in top.ops:
         if a.name not in ("memref.alloc", "memref.alloca") or a.operands or not isinstance(a.results[0].type,
@@ -331,9 +334,9 @@ def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
         ok = True
         for use in mem.uses:
             u = use.op
-            if u.name == "memref.dealloc" and u.parent is top and where[id(u)] > where[id(op)]:
+            if u.name == "memref.dealloc" and u.parent is top and where[u] > where[op]:
                 continue
-            if id(u) not in order or not isinstance(u, (AffineLoadOp, AffineStoreOp)) or u.memref is not mem or \
+            if u not in order or not isinstance(u, (AffineLoadOp, AffineStoreOp)) or u.memref is not mem or \
                     (isinstance(u, AffineStoreOp) and u.value is mem) or _subscripts(u) is None:
                 ok = False
                 break
@@ -341,7 +344,7 @@ def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
         if not ok or not accesses:
             continue
         first: dict[tuple, Operation] = {}
-        for u in sorted(accesses, key=lambda x: order[id(x)]):
+        for u in sorted(accesses, key=lambda x: order[x]):
             first.setdefault(_subscripts(u), u)
         if all(isinstance(u, AffineStoreOp) and u.parent is body for u in first.values()):
             out.append(a)
@@ -353,16 +356,16 @@ def _check_operands(op: Operation) -> None:
     whose effects are unknown."""
     top = op.parent
     is_host = host_value_checker(top)
-    memo: dict[int, bool] = {}
+    memo: dict[Operation, bool] = {}
 
     def on_host(v: Value) -> bool:
         owner = v.owner
         if not isinstance(owner, Operation):
             return True
-        if id(owner) not in memo:
-            memo[id(owner)] = owner.name in ("arith.constant", "memref.alloc") or is_host(v) or \
+        if owner not in memo:
+            memo[owner] = owner.name in ("arith.constant", "memref.alloc") or is_host(v) or \
                 (owner.is_pure and not owner.regions and all(on_host(w) for w in owner.operands))
-        return memo[id(owner)]
+        return memo[owner]
 
     for x in op.walk():
         if isinstance(x, UnregisteredOp) or x.name == "func.call" or x.name.startswith("gpu."):
@@ -375,13 +378,15 @@ def _check_operands(op: Operation) -> None:
 
 
 # -- the plan ----------------------------------------------------------------------------------------------------
-def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_host_value=None) -> RowPlan:
-    """The mapping of the top-level nest ``op`` to one block per row (see :class:`RowPlan` and
-    the module docstring), or TransformError naming the loop and the reason. Changes nothing."""
+def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_host_value=None,
+                        gpu: GPUTarget = DEFAULT_GPU) -> RowPlan:
+    """The mapping of the top-level nest ``op`` to one block per row on ``gpu`` (see
+    :class:`RowPlan` and the module docstring), or TransformError naming the loop and the reason
+    (also a constant grid beyond ``gpu.max_grid_dims``). Changes nothing."""
     if op.parent is None or not isinstance(op.parent_op, Operation) or op.parent_op.name != "func.func":
         raise TransformError(PASS, f"cannot map '{op.name}'{at_location(op)}: not a top-level nest of a function",
                              loops=[op])
-    block_size_for(block_size)
+    block_size_for(block_size, gpu=gpu)
     is_host_value = is_host_value or host_value_checker(op.parent)
     band, rows = _row_band(op, is_host_value)
     if len(rows) > MAX_ROWS:
@@ -390,7 +395,7 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     body = band[-1].body
     plan = RowPlan(op, rows, body)
     plan.scratch = _scratch_buffers(op, body)
-    scratch = {id(a.results[0]) for a in plan.scratch}
+    scratch = {a.results[0] for a in plan.scratch}
     for x in body.ops:
         if isinstance(x, AffineForOp):
             plan.loops.append(x)
@@ -411,15 +416,16 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     except Exception as e:  # noqa: BLE001  (an analysis limit: refuse)
         raise _refuse(op, f"no dependence analysis ({e})") from None
     for d in deps:
-        if d.kind != "RAR" and id(d.memref) not in scratch and any(d.carried_at(k) for k in range(1, len(rows) + 1)):
+        if d.kind != "RAR" and d.memref not in scratch and any(d.carried_at(k) for k in range(1, len(rows) + 1)):
             raise _refuse(op, f"the rows are not parallel: {d}", d)
-    plan.block_size = block_size_for(block_size, plan.loops)
+    plan.block_size = block_size_for(block_size, plan.loops, gpu)
     for k, d in enumerate(plan.axes):
         t = d.trip_count
         if t == 0:
             raise _refuse(op, f"the nest runs no iteration ({d.name} has none)")
-        if t is not None and t > MAX_GRID[k]:
-            raise _refuse(op, f"grid size {t} for {d.name} on {AXES[k]} exceeds CUDA's limit {MAX_GRID[k]}")
+        limit = gpu.max_grid_dims[k]
+        if t is not None and t > limit:
+            raise _refuse(op, f"grid size {t} for {d.name} on {AXES[k]} exceeds CUDA's limit {limit}")
     plan.grid = [d.trip_count for d in rows]
     return plan
 
@@ -430,7 +436,7 @@ def thread_per_row_reason(plan: RowPlan) -> str:
     with the row loop,
     so consecutive rows touch consecutive elements (matmul's ``B[k, j]``, a reduction along
     the first axis): threads over rows then read coalesced."""
-    ivs = {id(d.iv) for d in plan.rows}
+    ivs = {d.iv for d in plan.rows}
     for loop in plan.loops:
         for x in loop.walk():
             if not isinstance(x, (AffineLoadOp, AffineStoreOp)):
@@ -441,7 +447,7 @@ def thread_per_row_reason(plan: RowPlan) -> str:
                 continue
             used = [leaves[k] for k in sorted(subs[-1].used_dims())]
             moves = any(v is loop.induction_var for v in leaves)  # (an element invariant in the loop is promoted)
-            if moves and any(id(v) in ivs for v in used) and not any(v is loop.induction_var for v in used):
+            if moves and any(v in ivs for v in used) and not any(v is loop.induction_var for v in used):
                 return (f"{value_name(x.memref)}{at_location(x)} is read along a row index in its last dimension "
                         f"in {loop_name(loop)}: one thread per row reads it coalesced")
     return ""

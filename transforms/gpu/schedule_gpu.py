@@ -55,7 +55,7 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.types import WORKGROUP, f32, memref, vector
-from analysis.targets import GPUTarget, target
+from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, top_level_loops
@@ -103,7 +103,7 @@ class _Emitter:
         op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
         return self.add(op).results[0]
 
-    def ivs(self, loops: list[AffineForOp], trips: dict[int, int], linear: Value) -> dict[Value, Value]:
+    def ivs(self, loops: list[AffineForOp], trips: dict[AffineForOp, int], linear: Value) -> dict[Value, Value]:
         """The induction values of ``loops`` at the linear index ``linear`` (see
         :func:`~.schedule_gpu_plan.delinearized`)."""
         if len(loops) == 1:
@@ -117,7 +117,7 @@ def _d(k: int) -> AffineExpr:
 
 
 def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | None = None, *,
-                         prefetch: bool = True, splits: int = 1) -> Operation:
+                         prefetch: bool = True, splits: int = 1, gpu: GPUTarget = DEFAULT_GPU) -> Operation:
     """Replace the contraction nest by its tiled ``gpu.launch`` (see the module docstring);
     returns the launch. Tiles need not divide the sizes: the packed loads past a size read 0,
     the last k step stops at ``K``, and each element's initial value, epilogue and stores run
@@ -127,7 +127,8 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     last step is peeled. With ``splits > 1`` (split-K; the caller checked :func:`split_reason`
     and that ``splits * BK`` divides ``K``) the grid's z runs ``splits`` slices of ``k`` too, each
     block's sums start from 0 and go to a workspace, and a point-wise nest after the launch adds
-    them to the initial values in slice order and runs the epilogue, a thread per element."""
+    them to the initial values in slice order and runs the epilogue, a thread per element (blocks
+    of ``gpu.default_threads_per_block``)."""
     nest = c.nest
     loc = nest.location
     host = host or HostPlan(nest.parent)
@@ -137,7 +138,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     grid = [host.constant(-(-n // tiles.BN)), host.constant(-(-m // tiles.BM)), host.constant(b * splits)]
     workspace = None
     if splits > 1:
-        shape = (splits, *(c.trips[id(lp)] for lp in c.band))
+        shape = (splits, *(c.trips[lp] for lp in c.band))
         workspace = AllocOp(memref(shape, c.red.results[0].type), location=loc, name_hint="partial_sums")
         nest.parent.insert_before(nest, workspace)
     launch = new_launch(host, nest, grid, (tx_n, ty_n, 1))
@@ -155,14 +156,14 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     kernel.row_ivs = [e.ivs(c.rows, c.trips, v) for v in kernel.rows]
     kernel.col_ivs = [e.ivs(c.cols, c.trips, v) for v in kernel.cols]
     for ld in kernel.loads:
-        p = tiles.BM if c.packs[id(ld)] == "A" else tiles.BN
+        p = tiles.BM if c.packs[ld] == "A" else tiles.BN
         row = p + (SHARED_PAD if kernel.k_fast(ld) else 0)
         name = read_load(ld).memref.name_hint or "x"
-        kernel.shared[id(ld)] = e.add(AllocOp(memref((tiles.BK, row), ld.results[0].type, WORKGROUP), location=loc,
+        kernel.shared[ld] = e.add(AllocOp(memref((tiles.BK, row), ld.results[0].type, WORKGROUP), location=loc,
                                               name_hint=f"{name}_shared")).results[0]
     for ld in kernel.loads:  # each copy's row/column, once, before the k loop
         for p_expr, _ in kernel.copies(ld):
-            kernel.row_or_col(c.packs[id(ld)], p_expr)
+            kernel.row_or_col(c.packs[ld], p_expr)
     zero_sum = _identity(e, c) if splits > 1 else None
     inits = []  # the ops before the reduction, per element of the register tile
     for r in range(tiles.TM):
@@ -190,7 +191,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             at.add(AffineStoreOp(finals[r * tiles.TN + q], workspace.results[0], AffineMap.identity(len(index)),
                                  index, location=loc))
     if workspace is not None:
-        _add_partial_sums(c, workspace.results[0], splits, host)
+        _add_partial_sums(c, workspace.results[0], splits, host, gpu.default_threads_per_block)
     nest.erase()
     return launch
 
@@ -201,8 +202,8 @@ def shared_bytes(c: Contraction, tiles: TileConfig) -> int:
     all)."""
     total = 0
     for op in c.inner.body.ops:
-        if id(op) in c.packs:
-            p = tiles.BM if c.packs[id(op)] == "A" else tiles.BN
+        if op in c.packs:
+            p = tiles.BM if c.packs[op] == "A" else tiles.BN
             total += tiles.BK * (p + SHARED_PAD) * max(op.results[0].type.width // 8, 1)
     return total
 
@@ -251,24 +252,23 @@ def _k_loops(kernel: _Kernel, e: _Emitter, host: HostPlan, inits: list[Value], k
     return list(loop.results)
 
 
-#: Threads per block of the launch adding split-K slices.
-COMBINE_THREADS = 256
+#: Threads per block of the launch adding split-K slices on the default target.
+COMBINE_THREADS = DEFAULT_GPU.default_threads_per_block
 
 
-def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostPlan) -> None:
+def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostPlan, threads: int) -> None:
     """After the tiled launch: a launch with a thread per element of the band (its linear index
     delinearized into the band's induction values) running the ops before the reduction, the
     initial value combined with the slices' sums in slice order (the reduction's own combining
     op), then the epilogue; then the workspace freed."""
     loc = c.nest.location
-    total = math.prod(c.trips[id(lp)] for lp in c.band)
+    total = math.prod(c.trips[lp] for lp in c.band)
     one = host.constant(1)
-    launch = new_launch(host, c.nest, [host.constant(-(-total // COMBINE_THREADS)), one, one],
-                        (COMBINE_THREADS, 1, 1))
+    launch = new_launch(host, c.nest, [host.constant(-(-total // threads)), one, one], (threads, 1, 1))
     bx, tx = launch.body.args[0], launch.body.args[3]
     e = _Emitter(launch.body.ops[-1], loc)
-    linear = e.apply(_d(0) * COMBINE_THREADS + _d(1), [bx, tx], "element")
-    if total % COMBINE_THREADS:
+    linear = e.apply(_d(0) * threads + _d(1), [bx, tx], "element")
+    if total % threads:
         guard = e.add(AffineIfOp(IntegerSet(1, 0, (AffineExpr.constant(total - 1) - _d(0),)), [linear], location=loc))
         e = _Emitter(guard.then_block.ops[-1], loc)
     mapping = e.ivs(c.band, c.trips, linear)
@@ -307,15 +307,15 @@ class _Kernel:
         self.c, self.tiles, self.top, self.tid, self.bx, self.by, self.tx, self.ty = c, tiles, top, tid, bx, by, tx, ty
         self.base = base
         self.koff = koff  # the block's first k (split-K), or None: 0
-        self.loads = [op for op in c.inner.body.ops if id(op) in c.packs]
-        self.shared: dict[int, Value] = {}
+        self.loads = [op for op in c.inner.body.ops if op in c.packs]
+        self.shared: dict[Operation, Value] = {}
         self.rows: list[Value] = []
         self.cols: list[Value] = []
         self.row_ivs: list[dict] = []
         self.col_ivs: list[dict] = []
         self.pre_values: dict[tuple[int, int], dict[Value, Value]] = {}  # the ops before the reduction, cloned
         self._par: dict[tuple[str, AffineExpr], tuple[Value, dict]] = {}
-        self._copies: dict[int, list[tuple[AffineExpr, AffineExpr]]] = {}
+        self._copies: dict[Operation, list[tuple[AffineExpr, AffineExpr]]] = {}
 
     def element(self, r: int, q: int) -> dict:
         """The value mapping for element (r, q) of the thread's register tile (with the clones of
@@ -329,7 +329,7 @@ class _Kernel:
 
     def partial(self, ld: Operation) -> bool:
         """Whether some copies of ``ld`` fall past a size (M or N for its side, or K)."""
-        size, tile, _ = self.side(self.c.packs[id(ld)])
+        size, tile, _ = self.side(self.c.packs[ld])
         return bool(size % tile or self.c.sizes[3] % self.tiles.BK)
 
     def _last_uses(self, ld: Operation) -> set[Value]:
@@ -341,14 +341,14 @@ class _Kernel:
         """Whether the operand's contiguous (last) subscript moves with ``k`` and not with its
         side's innermost row/column loop: the threads then copy along ``k``."""
         last = self._last_uses(ld)
-        side_inner = self.c.side_loops(self.c.packs[id(ld)])[-1].induction_var
+        side_inner = self.c.side_loops(self.c.packs[ld])[-1].induction_var
         return side_inner not in last and any(lp.induction_var in last for lp in self.c.red_loops)
 
     def _layout(self, ld: Operation) -> tuple[int, int, AffineExpr, AffineExpr]:
         """(p_size, per_thread, p, kk) of a packed load, p and kk over (copy index, tid): the
         threads' global reads run along the operand's contiguous dimension."""
         tiles = self.tiles
-        p_size = self.side(self.c.packs[id(ld)])[1]
+        p_size = self.side(self.c.packs[ld])[1]
         idx = _d(0) * tiles.thread_count + _d(1)
         if self.k_fast(ld):
             return p_size, tiles.BK * p_size // tiles.thread_count, idx.floordiv(tiles.BK), idx % tiles.BK
@@ -359,7 +359,7 @@ class _Kernel:
         one row (column) loop, contiguous along it (last subscript ``p + ...`` with no
         floordiv/mod of ``p``, the others free of it), whose per-thread share is a multiple of 4."""
         c = self.c
-        par = c.side_loops(c.packs[id(ld)])
+        par = c.side_loops(c.packs[ld])
         if (not isinstance(ld, AffineLoadOp) or len(par) != 1 or self.k_fast(ld) or ld.result.type != f32
                 or self.partial(ld)):
             return 1
@@ -374,9 +374,9 @@ class _Kernel:
 
     def copies(self, ld: Operation) -> list[tuple[AffineExpr, AffineExpr]]:
         """(p, kk) over (tid) of each copy of this thread (the first element of a vector copy)."""
-        if id(ld) not in self._copies:
-            self._copies[id(ld)] = self._plan_copies(ld)
-        return self._copies[id(ld)]
+        if ld not in self._copies:
+            self._copies[ld] = self._plan_copies(ld)
+        return self._copies[ld]
 
     def _plan_copies(self, ld: Operation) -> list[tuple[AffineExpr, AffineExpr]]:
         p_size, per_thread, p_expr, kk_expr = self._layout(ld)
@@ -409,7 +409,7 @@ class _Kernel:
         n = self.vector_lanes(ld)
         out = []
         for p_expr, kk_expr in self.copies(ld):
-            g_par, par_ivs = self.row_or_col(c.packs[id(ld)], p_expr)
+            g_par, par_ivs = self.row_or_col(c.packs[ld], p_expr)
             g_k = self.k_index(e, kk_expr, self.tid, kt, "gk")
             mapping = {**self.base, **par_ivs, **e.ivs(c.red_loops, c.trips, g_k)}
             if n == 1 and self.partial(ld):
@@ -427,7 +427,7 @@ class _Kernel:
         """``ld`` at (g_par, g_k) when both lie inside the sizes, else 0 (only the sizes that
         tiles do not divide are checked)."""
         k = self.c.sizes[3]
-        size, tile, _ = self.side(self.c.packs[id(ld)])
+        size, tile, _ = self.side(self.c.packs[ld])
         bounds = [AffineExpr.constant(size - 1) - _d(0)] if size % tile else []
         bounds += [AffineExpr.constant(k - 1) - _d(1)] if k % self.tiles.BK else []
         cond = IntegerSet(2, 0, tuple(bounds))
@@ -449,7 +449,7 @@ class _Kernel:
             for p_expr, kk_expr in self.copies(ld):
                 m = AffineMap(1, 0, (kk_expr, p_expr))
                 cls = AffineVectorStoreOp if vector_copy else AffineStoreOp
-                e.add(cls(values[k], self.shared[id(ld)], m, [self.tid], location=e.location))
+                e.add(cls(values[k], self.shared[ld], m, [self.tid], location=e.location))
                 k += 1
 
     def compute(self, e: _Emitter, kt: Value, accs: list[Value], *, last_step: int | None = None,
@@ -468,11 +468,11 @@ class _Kernel:
         body = _Emitter(_marker(loop), e.location)
         kk = loop.induction_var
         k_ivs = body.ivs(c.red_loops, c.trips, self.k_index(body, _d(0), kk, kt, "k")) if self._k_used() else {}
-        packed: dict[int, list[Value]] = {}
+        packed: dict[Operation, list[Value]] = {}
         for ld in self.loads:
-            side = c.packs[id(ld)]
+            side = c.packs[ld]
             count, t = (tiles.TM, self.ty) if side == "A" else (tiles.TN, self.tx)
-            packed[id(ld)] = [body.add(AffineLoadOp(self.shared[id(ld)],
+            packed[ld] = [body.add(AffineLoadOp(self.shared[ld],
                                                     AffineMap(2, 0, (_d(0), tiles.offset(_d(1), p, side))), [kk, t],
                                                     location=e.location)).results[0] for p in range(count)]
         out = []
@@ -481,11 +481,11 @@ class _Kernel:
                 mapping = {**self.element(r, q), **k_ivs}
                 mapping[c.inner.body.args[1]] = loop.body.args[1 + r * tiles.TN + q]
                 for ld in self.loads:
-                    mapping[ld.results[0]] = packed[id(ld)][r if c.packs[id(ld)] == "A" else q]
+                    mapping[ld.results[0]] = packed[ld][r if c.packs[ld] == "A" else q]
                 for op in c.inner.body.ops:
                     if isinstance(op, AffineYieldOp):
                         out.append(mapping.get(op.operands[0], op.operands[0]))
-                    elif id(op) not in c.packs:
+                    elif op not in c.packs:
                         body.add(op.clone(mapping))
         body.add(AffineYieldOp(out, location=e.location))
         body.anchor.erase()
@@ -501,7 +501,7 @@ class _Kernel:
         """Whether the reduction body uses the chain's induction values outside the packed reads."""
         ivs = {lp.induction_var for lp in self.c.red_loops}
         for op in self.c.inner.body.ops:
-            if id(op) in self.c.packs:
+            if op in self.c.packs:
                 continue
             for inner in op.walk():
                 if any(v in ivs for v in inner.operands):
@@ -518,7 +518,7 @@ class GpuSchedule(Pass):
     name: ClassVar[str] = PASS
     summary: ClassVar[str] = "Contractions as gpu.launch kernels: block tiles packed in shared memory, register tiles"
 
-    target: str = option("h200", "the GPU to choose tile sizes for (a name of analysis.targets)")
+    target: str = option(DEFAULT_GPU.name, "the GPU to choose tile sizes for (a name of analysis.targets)")
     tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,TM,TN (default: chosen for the target)")
     prefetch: bool = option(True, "software pipelining: load the next k step into registers during the current one")
     split_k: int = option(0, "slices of k run by separate blocks, their sums added after (0: chosen for the target, "
@@ -548,7 +548,7 @@ class GpuSchedule(Pass):
                 ctx.note(nest, why)
             host = host or HostPlan(func.body)
             try:
-                launch = schedule_contraction(c, tiles, host, prefetch=self.prefetch, splits=splits)
+                launch = schedule_contraction(c, tiles, host, prefetch=self.prefetch, splits=splits, gpu=gpu)
             except TransformError as err:  # pragma: no cover - the plan checked what the build needs
                 ctx.refused(nest, err)
                 continue
@@ -561,10 +561,10 @@ class GpuSchedule(Pass):
         or the cost model's; or why ``c`` is left for gpu-map."""
         model_split = self.split_k == 0 and split_reason(c) is None
         if self.tile_sizes:
-            tiles = forced_tiles(self.tile_sizes)
+            tiles = forced_tiles(self.tile_sizes, gpu)
             if tiles is None:
                 return (f"tile-sizes={','.join(map(str, self.tile_sizes))} give no valid block (whole copies per "
-                        f"thread, TM/TN multiples of {GROUP} or below it, at most 1024 threads)")
+                        f"thread, TM/TN multiples of {GROUP} or below it, at most {gpu.max_threads_per_block} threads)")
             splits = best_split(c.sizes, tiles, gpu, model_split)[1]
         else:
             tiles, splits = choose_schedule(c.sizes, gpu, split=model_split, k_inner=c.k_inner)

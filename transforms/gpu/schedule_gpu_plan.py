@@ -27,45 +27,32 @@ import analysis
 from affine_ir import AffineExpr, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp
+from analysis.gpu_models import GPUCostModel
 from analysis.loops import perfect_band
-from analysis.targets import GPUTarget
+from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..loop_utils import access_subscripts, defined_in, loop_name, loops_text, value_name
 
-#: (BM, BN, BK, TM, TN) candidates, largest first; each has 256 threads. (k steps of 16 for the
-#: large tiles: measured faster than 8 on the H200 -- matmul 4096 0.86x cuBLAS instead of 0.77x.)
-TILE_CONFIGS = ((128, 128, 16, 8, 8), (128, 64, 16, 8, 4), (64, 64, 8, 4, 4), (32, 32, 8, 2, 2))
 #: Rows (columns) of a register tile held in consecutive registers and read as one 16-byte word.
 GROUP = 4
 #: Most band loops a contraction may have.
 MAX_BAND = 6
-#: Most k slices (split-K), and the fewest k steps a slice may have.
-MAX_SPLITS = 32
-MIN_SLICE_STEPS = 8
-#: The largest k step :func:`aligned_step` may choose.
-MAX_ALIGNED_BK = 36
 
-
-@dataclass(frozen=True)
-class CostConstants:
-    """The constants of :func:`estimate_seconds`: per tile configuration (``(BM, BN, TM, TN)``) the
-    share of the fp32 FMA rate its blocks reach and how many of them fit on a multiprocessor
-    (registers); the warps per multiprocessor that hide load latency; the fixed cost of a launch
-    and of the launch adding split slices."""
-
-    rates: dict = field(hash=False)
-    latency_warps: float
-    launch_s: float
-    split_launch_s: float
-
-
-#: Fitted (least squares in log) to 137 kernels measured on the H200: the configurations' tiles
-#: and splits on the 12 ResNet-50 convolutions of ``benchmarks/gpu.py`` and matmul 1024/4096
-#: (``benchmarks/gpu_tiles.py``, 2026-11-29; data in ``benchmarks/data/``, fit by
-#: ``benchmarks/fit_gpu_tiles.py``; RMS error of the estimate 20%).
-COST = CostConstants(rates={(128, 128, 8, 8): (0.53, 2), (128, 64, 8, 4): (0.45, 3), (64, 64, 4, 4): (0.22, 4),
-                            (32, 32, 2, 2): (0.086, 8)},
-                     latency_warps=13, launch_s=6.6e-6, split_launch_s=15.5e-6)
+# The cost model's constants and the tile candidates are data of the target: the fitted model
+# of ``GPUTarget.schedule_model`` (:mod:`analysis.gpu_models`; the H200's in
+# ``analysis/data/gpu_model_h200.json``, with its provenance). The names below are that model's
+# values on the default target, kept for scripts (``benchmarks/``) and tests that import them.
+#: The H200 fit (the model of the default target).
+COST = DEFAULT_GPU.schedule_model
+#: The record type of a fitted model (the old name of :class:`analysis.gpu_models.GPUCostModel`).
+CostConstants = GPUCostModel
+#: (BM, BN, BK, TM, TN) candidates of the default target, largest first; each has 256 threads.
+TILE_CONFIGS = COST.tile_configs
+#: Most k slices (split-K), and the fewest k steps a slice may have (default target).
+MAX_SPLITS = COST.max_splits
+MIN_SLICE_STEPS = COST.min_slice_steps
+#: The largest k step :func:`aligned_step` may choose (default target).
+MAX_ALIGNED_BK = COST.max_aligned_bk
 
 
 @dataclass(frozen=True)
@@ -115,9 +102,9 @@ class Contraction:
     red_loops: list[AffineForOp]  # the reduction chain, outermost first
     pre: list[Operation]
     post: list[Operation]
-    packs: dict[int, str]  # id(read) -> "A" (varies with rows) or "B" (with cols)
+    packs: dict[Operation, str]  # read -> "A" (varies with rows) or "B" (with cols)
     sizes: tuple[int, int, int, int]  # batch, M, N, K
-    trips: dict[int, int]  # id(loop) -> trip count, for the band and the chain
+    trips: dict[AffineForOp, int]  # loop -> trip count, for the band and the chain
     direct: list[Operation] = field(default_factory=list)  # reads of the reduction done per element
     band: list[AffineForOp] = field(default_factory=list)  # the band, outermost first
 
@@ -134,7 +121,7 @@ class Contraction:
     @property
     def k_inner(self) -> int:
         """The trip count of the reduction chain without its outermost loop."""
-        return math.prod(self.trips[id(lp)] for lp in self.red_loops[1:])
+        return math.prod(self.trips[lp] for lp in self.red_loops[1:])
 
     def side_loops(self, side: str) -> list[AffineForOp]:
         return self.rows if side == "A" else self.cols
@@ -147,18 +134,18 @@ class Contraction:
         return ", ".join(loop_name(lp) for lp in loops)
 
 
-def delinearized(loops: list[AffineForOp], trips: dict[int, int]) -> list[AffineExpr]:
+def delinearized(loops: list[AffineForOp], trips: dict[AffineForOp, int]) -> list[AffineExpr]:
     """Each loop's induction value as an expression of ``d0``, the linear index of ``loops`` (the
     first outermost): ``(d0 floordiv stride) mod trip``, without the parts that are identities."""
     out = []
-    stride = math.prod(trips[id(lp)] for lp in loops)
+    stride = math.prod(trips[lp] for lp in loops)
     for i, lp in enumerate(loops):
-        stride //= trips[id(lp)]
+        stride //= trips[lp]
         e = AffineExpr.dim(0)
         if stride > 1:
             e = e.floordiv(stride)
         if i > 0:
-            e = e % trips[id(lp)]
+            e = e % trips[lp]
         out.append(e)
     return out
 
@@ -208,13 +195,13 @@ def _leaves(op: Operation) -> list[Value]:
     return leaves
 
 
-def _uses(op: Operation, loops: dict[int, AffineForOp], nest: Operation) -> set[AffineForOp] | None:
+def _uses(op: Operation, loops: dict[Value, AffineForOp], nest: Operation) -> set[AffineForOp] | None:
     """The loops of the band and chain whose IVs a read uses; None when it uses another value
     computed in ``nest``."""
     out = set()
     for v in _leaves(op):
-        if id(v) in loops:
-            out.add(loops[id(v)])
+        if v in loops:
+            out.add(loops[v])
         elif defined_in(v, nest):
             return None
     return out
@@ -241,7 +228,7 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
     band = perfect_band(nest)
     if not 2 <= len(band) <= MAX_BAND:
         return f"{loops_text(band)}: a contraction needs a band of 2 to {MAX_BAND} parallel loops"
-    trips = {id(lp): _constant_loop(lp) for lp in band}
+    trips = {lp: _constant_loop(lp) for lp in band}
     if None in trips.values():
         return f"{loops_text(band)}: the band's loops must run from 0 by 1 to a constant"
     for lp in band:
@@ -253,13 +240,13 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
         return f"the body of ({loop_name(band[-1])}) must hold one reduction loop carrying one value"
     chain = _chain(loops[0])
     for lp in chain:
-        trips[id(lp)] = _constant_loop(lp)
-        if trips[id(lp)] is None:
+        trips[lp] = _constant_loop(lp)
+        if trips[lp] is None:
             return f"the reduction ({loop_name(lp)}) must run from 0 by 1 to a constant"
     for op in (o for o in body if o is not loops[0]):
         if op.regions:
             return f"'{op.name}' next to the reduction has regions"
-    roles = {id(lp.induction_var): lp for lp in band + chain}
+    roles = {lp.induction_var: lp for lp in band + chain}
     reads, why = _reduction_reads(chain[-1], roles, nest)
     if why:
         return why
@@ -271,7 +258,7 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
     k_pos = body.index(loops[0])
 
     def size(group):
-        return math.prod(trips[id(lp)] for lp in group)
+        return math.prod(trips[lp] for lp in group)
 
     sizes = (size(batch), size(rows), size(cols), size(chain))
     return Contraction(nest, batch, rows, cols, chain, body[:k_pos], body[k_pos + 1:], packs, sizes, trips, direct,
@@ -311,14 +298,14 @@ def _groups(band: list, chain: list, reads: list) -> tuple[list, list, list] | s
     return batch, rows, cols
 
 
-def _sides(reads: list, chain: set, rows: set, cols: set) -> tuple[dict[int, str], list]:
+def _sides(reads: list, chain: set, rows: set, cols: set) -> tuple[dict[Operation, str], list]:
     """The packed reads with their side, and the reads done per element."""
-    packs: dict[int, str] = {}
+    packs: dict[Operation, str] = {}
     direct = []
     for op, used in reads:
         on_rows, on_cols = bool(used & rows), bool(used & cols)
         if used & chain and on_rows != on_cols:
-            packs[id(op)] = "A" if on_rows else "B"
+            packs[op] = "A" if on_rows else "B"
         elif on_rows or on_cols:
             direct.append(op)
     return packs, direct
@@ -334,29 +321,35 @@ def split_reason(c: Contraction) -> str | None:
     return None
 
 
-def tile_rate(t: TileConfig, cost: CostConstants = COST) -> tuple[float, int]:
+def tile_rate(t: TileConfig, gpu: GPUTarget = DEFAULT_GPU, cost: GPUCostModel | None = None) -> tuple[float, int]:
     """(share of a multiprocessor's fp32 FMA rate its blocks reach with enough warps, how many of
-    its blocks fit on a multiprocessor at once): measured for :data:`TILE_CONFIGS`
-    (``cost.rates``, whatever ``BK``), else scaled from the 8x8 rate by the FMAs per shared read
-    (``TM * TN / (TM + TN)``, 4 for 8x8) with one block per 32K registers of ``TM * TN + 64``
-    per thread."""
-    key = (t.BM, t.BN, t.TM, t.TN)
-    if key in cost.rates:
-        return cost.rates[key]
-    rate = cost.rates[(128, 128, 8, 8)][0] * min(1.0, t.TM * t.TN / (t.TM + t.TN) / 4)
-    return rate, max(1, 65536 // ((t.TM * t.TN + 64) * t.thread_count))
+    its blocks fit on a multiprocessor at once): measured for the model's tile configurations
+    (``cost.rates`` of ``gpu.schedule_model`` unless ``cost`` is given, whatever ``BK``), else
+    scaled from the 8x8 rate by the FMAs per shared read (``TM * TN / (TM + TN)``, 4 for 8x8) with
+    as many blocks as ``gpu``'s registers per multiprocessor hold at ``TM * TN`` plus the model's
+    overhead registers per thread."""
+    cost = cost or gpu.schedule_model
+    measured = cost.rate_of((t.BM, t.BN, t.TM, t.TN))
+    if measured is not None:
+        return measured
+    bm, bn, _, tm, tn = cost.tile_configs[0]  # the reference: the largest tiles (8x8 register tiles on the H200)
+    rate = cost.rates[(bm, bn, tm, tn)][0] * min(1.0, t.TM * t.TN / (t.TM + t.TN) / (tm * tn / (tm + tn)))
+    per_thread = t.TM * t.TN + cost.register_overhead_per_thread
+    return rate, max(1, gpu.registers_per_sm // (per_thread * t.thread_count))
 
 
 def estimate_seconds(sizes: tuple[int, int, int, int], t: TileConfig, splits: int, gpu: GPUTarget,
-                     cost: CostConstants = COST) -> float:
+                     cost: GPUCostModel | None = None) -> float:
     """The time of the kernel(s) for ``(batch, M, N, K)``: the blocks spread evenly over the
     multiprocessors, each doing its padded ``BM x BN x K/splits`` FMAs at :func:`tile_rate` of
     the multiprocessor's fp32 rate, scaled down while fewer than ``cost.latency_warps`` warps are
-    resident; plus a launch, and for a split the launch adding the slices and its traffic."""
+    resident; plus a launch, and for a split the launch adding the slices and its traffic.
+    ``cost``: the model (default: ``gpu.schedule_model``)."""
+    cost = cost or gpu.schedule_model
     b, m, n, k = sizes
     blocks = b * -(-m // t.BM) * -(-n // t.BN) * splits
     per_sm = -(-blocks // gpu.sm_count)
-    rate, resident = tile_rate(t, cost)
+    rate, resident = tile_rate(t, gpu, cost)
     warps = min(per_sm, resident) * -(-t.thread_count // gpu.warp_size)
     sm_rate = gpu.simt_flops["fp32"] / gpu.sm_count * rate * min(1.0, warps / cost.latency_warps)
     seconds = cost.launch_s + per_sm * 2 * t.BM * t.BN * -(-k // splits) / sm_rate
@@ -366,27 +359,30 @@ def estimate_seconds(sizes: tuple[int, int, int, int], t: TileConfig, splits: in
 
 
 def split_candidates(sizes: tuple[int, int, int, int], t: TileConfig, gpu: GPUTarget) -> list[int]:
-    """1, and when the tiles alone give fewer blocks than multiprocessors, the slice counts that
-    divide the k steps of ``t``, leave each slice at least :data:`MIN_SLICE_STEPS` steps and give
-    at most 4 blocks per multiprocessor."""
+    """1, and when the tiles alone give fewer blocks than multiprocessors, the slice counts (at
+    most the model's ``max_splits``) that divide the k steps of ``t``, leave each slice at least
+    ``min_slice_steps`` steps and give at most ``max_split_blocks_per_sm`` blocks per
+    multiprocessor (the model of ``gpu.schedule_model``)."""
+    cost = gpu.schedule_model
     b, m, n, k = sizes
     blocks = b * -(-m // t.BM) * -(-n // t.BN)
     steps = k // t.BK if k % t.BK == 0 else 0
     if blocks >= gpu.sm_count:
         return [1]
-    return [1] + [s for s in range(2, MAX_SPLITS + 1)
-                  if steps % s == 0 and steps // s >= MIN_SLICE_STEPS and blocks * s <= 4 * gpu.sm_count]
+    return [1] + [s for s in range(2, cost.max_splits + 1)
+                  if steps % s == 0 and steps // s >= cost.min_slice_steps
+                  and blocks * s <= cost.max_split_blocks_per_sm * gpu.sm_count]
 
 
-def aligned_step(t: TileConfig, k_inner: int, k: int) -> TileConfig:
+def aligned_step(t: TileConfig, k_inner: int, k: int, max_bk: int = MAX_ALIGNED_BK) -> TileConfig:
     """``t`` with ``BK`` raised to a multiple of ``k_inner`` (the trip count of the reduction
-    chain's inner loops: ``KH * KW`` of an NCHW convolution) when that is at most
-    :data:`MAX_ALIGNED_BK`, divides ``K`` and keeps whole copies per thread: each k step then
-    covers whole iterations of the chain's outer loop, so the inner loops' indices of a
+    chain's inner loops: ``KH * KW`` of an NCHW convolution) when that is at most ``max_bk``
+    (the model's ``max_aligned_bk``), divides ``K`` and keeps whole copies per thread: each k
+    step then covers whole iterations of the chain's outer loop, so the inner loops' indices of a
     thread's copies do not change from step to step (no index arithmetic per step)."""
     if k_inner <= 1 or t.BK % k_inner == 0:
         return t
-    for bk in range(k_inner * -(-t.BK // k_inner), MAX_ALIGNED_BK + 1, k_inner):
+    for bk in range(k_inner * -(-t.BK // k_inner), max_bk + 1, k_inner):
         c = TileConfig(t.BM, t.BN, bk, t.TM, t.TN)
         if k % bk == 0 and (bk * t.BM) % c.thread_count == 0 and (bk * t.BN) % c.thread_count == 0:
             return c
@@ -403,22 +399,24 @@ def best_split(sizes: tuple[int, int, int, int], t: TileConfig, gpu: GPUTarget,
 def choose_schedule(sizes: tuple[int, int, int, int], gpu: GPUTarget, split: bool = True,
                     k_inner: int = 1) -> tuple[TileConfig, int]:
     """The tiles and k slices for ``(batch, M, N, K)`` on ``gpu``: the least
-    :func:`estimate_seconds` over :data:`TILE_CONFIGS` (each with the k step of
-    :func:`aligned_step` for ``k_inner``) and (when ``split``) the :func:`split_candidates`;
-    ties go to fewer slices, then larger tiles."""
-    configs = [aligned_step(TileConfig(*cfg), k_inner, sizes[3]) for cfg in TILE_CONFIGS]
+    :func:`estimate_seconds` over the tile configurations of ``gpu.schedule_model`` (each with
+    the k step of :func:`aligned_step` for ``k_inner``) and (when ``split``) the
+    :func:`split_candidates`; ties go to fewer slices, then larger tiles."""
+    cost = gpu.schedule_model
+    configs = [aligned_step(TileConfig(*cfg), k_inner, sizes[3], cost.max_aligned_bk) for cfg in cost.tile_configs]
     (_, splits), _, tiles = min((best_split(sizes, c, gpu, split), rank, c) for rank, c in enumerate(configs))
     return tiles, splits
 
 
-def forced_tiles(sizes: tuple[int, ...]) -> TileConfig | None:
+def forced_tiles(sizes: tuple[int, ...], gpu: GPUTarget = DEFAULT_GPU) -> TileConfig | None:
     """The tiles of ``tile-sizes`` when each thread gets whole copies, its register tile whole runs
-    of :data:`GROUP` rows/columns (or fewer), and the block is valid."""
+    of :data:`GROUP` rows/columns (or fewer), and the block is valid on ``gpu`` (at most its
+    ``max_threads_per_block``)."""
     t = TileConfig(*sizes)
     x, y = t.threads
     ok = (t.BM % t.TM == 0 and t.BN % t.TN == 0 and t.TM % min(GROUP, t.TM) == 0 and t.TN % min(GROUP, t.TN) == 0
           and (t.BK * t.BM) % t.thread_count == 0
-          and (t.BK * t.BN) % t.thread_count == 0 and x * y <= 1024)
+          and (t.BK * t.BN) % t.thread_count == 0 and x * y <= gpu.max_threads_per_block)
     return t if ok else None
 
 

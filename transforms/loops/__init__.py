@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 from .licm import LoopInvariantCodeMotion, hoist_invariants_in, hoist_loop_invariants
-from .normalize import LoopNormalize, is_normalized, normalize_loop, substitute_value
+from .normalize import (
+    LoopNormalize,
+    is_normalized,
+    normalize_loop,
+    promote_single_iteration_composing_bound,
+    substitute_value,
+)
 from .parallelize import PARALLEL_REDUCTION_KINDS, AffineParallelize, check_parallel, parallelize_loop
 from .permute import LoopPermute, check_permutation, interchange_loops, permute_loops, permuted_order
 from .permute_bounds import BoundsError, permuted_bounds
@@ -18,6 +24,7 @@ from .unroll import (
     UnrollResult,
     check_unrolled_step,
     cleanup_bounds,
+    promote_single_iteration_materializing_bound,
     split_cleanup_loop,
     unroll_by_factor,
     unroll_full,
@@ -25,7 +32,9 @@ from .unroll import (
 )
 from .unroll_jam import LoopUnrollAndJam, UnrollJamResult, jam_structure, unroll_jam_by_factor
 
-# Not exported here: promote_if_single_iteration (two modules define different objects of this name).
+# Two ways to promote a single-iteration loop, both exported under names that say which; their
+# modules' old name promote_if_single_iteration is not exported here (it means a different function
+# in each, and canonicalize's in transforms.cleanup is a third).
 
 __all__ = [
     "AffineParallelize", "BoundsError", "CleanupBounds", "Extent", "LoopInvariantCodeMotion", "LoopNormalize",
@@ -34,6 +43,7 @@ __all__ = [
     "check_unrolled_step", "choose_permutation", "cleanup_bounds", "extent", "hoist_invariants_in",
     "hoist_loop_invariants", "innermost_score", "interchange_loops", "is_normalized", "jam_structure",
     "model_tile_sizes", "normalize_loop", "normalize_tile_sizes", "parallelize_loop", "permute_loops",
-    "permuted_bounds", "permuted_order", "separate_full_tiles", "split_cleanup_loop", "substitute_value",
+    "permuted_bounds", "permuted_order", "promote_single_iteration_composing_bound",
+    "promote_single_iteration_materializing_bound", "separate_full_tiles", "split_cleanup_loop", "substitute_value",
     "tile_band", "trip_divisor", "unroll_by_factor", "unroll_full", "unroll_jam_by_factor", "unroll_up_to_factor",
 ]

@@ -80,11 +80,11 @@ class _LoopFacts:
 
     @classmethod
     def of(cls, loop: AffineForOp) -> _LoopFacts:
-        written: set[int] = set()
+        written: set[Value] = set()
         users: Counter = Counter()
         unknown = None
         for op in loop.walk():
-            mems = {id(v) for v in op.operands if isinstance(v.type, MemRefType)}
+            mems = {v for v in op.operands if isinstance(v.type, MemRefType)}
             users.update(mems)
             if op is loop or op.is_pure or op.is_terminator or isinstance(op, _READS):
                 continue
@@ -96,11 +96,11 @@ class _LoopFacts:
 
     def can_read(self, op: Operation) -> bool:
         """No op of the loop may write what ``op`` reads."""
-        return self.unknown is None and id(op.memref) not in self.written
+        return self.unknown is None and op.memref not in self.written
 
     def can_write(self, op: Operation) -> bool:
         """``op`` is the only op of the loop using its memref."""
-        return self.unknown is None and self.users[id(op.memref)] == 1
+        return self.unknown is None and self.users[op.memref] == 1
 
 
 def _traps(op: Operation) -> bool:
@@ -117,11 +117,11 @@ class _Hoister:
         self.loop = loop
         self.runs = runs  # the loop runs at least once whenever reached: loads may move
         self.facts = _LoopFacts.of(loop)
-        self.hoisted: set[int] = set()
+        self.hoisted: set[Operation] = set()
 
     def available(self, v: Value) -> bool:
         owner = v.owner
-        return not defined_in(v, self.loop) or (isinstance(owner, Operation) and id(owner) in self.hoisted)
+        return not defined_in(v, self.loop) or (isinstance(owner, Operation) and owner in self.hoisted)
 
     def invariant(self, op: Operation) -> bool:
         if op.is_terminator:
@@ -185,7 +185,7 @@ def _hoist(loop: AffineForOp, runs: bool) -> list[Operation]:
     moved = []
     for op in list(loop.body.ops):
         if h.invariant(op):
-            h.hoisted.add(id(op))
+            h.hoisted.add(op)
             moved.append(op)
     block = loop.parent
     for op in moved:

@@ -44,17 +44,16 @@ from affine_ir.dialects.affine import (
     AffineIfOp,
     AffineMaxOp,
     AffineParallelOp,
-    _AccessOp,
-    _MapValueOp,
     canonical_ssa_map,
     is_valid_symbol,
 )
 
 from ..errors import TransformError
-from ..loop_utils import inline_loop_body, loop_name, lower_bound_value, value_name
+from ..loop_utils import ACCESS_OPS, MAP_VALUE_OPS, inline_loop_body, loop_name, lower_bound_value, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 
-__all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration", "substitute_value"]
+__all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration",
+           "promote_single_iteration_composing_bound", "substitute_value"]
 
 PASS = "affine-loop-normalize"
 
@@ -147,10 +146,10 @@ def _composition(user: Operation, old: Value, repl: AffineMap,
     """The expressions ``user``'s maps get when ``repl(repl_operands)`` replaces ``old``, and the
     function that installs them (nothing changes until it is called)."""
     args = (old, repl, repl_operands)
-    if isinstance(user, _AccessOp):
+    if isinstance(user, ACCESS_OPS):
         m, ops = _compose_map(user.map, user.indices, *args)
         return list(m.results), lambda: user.set_access(m, ops)
-    if isinstance(user, _MapValueOp):
+    if isinstance(user, MAP_VALUE_OPS):
         m, ops = _compose_map(user.map, user.operands, *args)
 
         def install_map() -> None:
@@ -191,7 +190,7 @@ def composition_fits(old: Value, repl: AffineMap, repl_operands: Sequence[Value]
                                    for e in _composition(user, old, repl, repl_operands)[0])
 
 
-_AFFINE_USERS = (_AccessOp, _MapValueOp, AffineForOp, AffineIfOp, AffineParallelOp)
+_AFFINE_USERS = (*ACCESS_OPS, *MAP_VALUE_OPS, AffineForOp, AffineIfOp, AffineParallelOp)
 
 
 def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value],
@@ -225,10 +224,10 @@ def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value]
 
 def _map_dim_positions(op: Operation) -> range | set:
     """The operand positions of ``op`` that are dims of its affine maps."""
-    if isinstance(op, _AccessOp):
+    if isinstance(op, ACCESS_OPS):
         start = op.memref_index + 1
         return range(start, start + op.map.num_dims)
-    if isinstance(op, _MapValueOp):
+    if isinstance(op, MAP_VALUE_OPS):
         return range(op.map.num_dims)
     if isinstance(op, AffineIfOp):
         return range(op.condition.num_dims)
@@ -420,11 +419,13 @@ def normalize_loop(loop: Operation) -> bool:
 
 
 # ----- single-iteration loops ------------------------------------------------------------------
-def promote_if_single_iteration(loop: AffineForOp) -> bool:
+def promote_single_iteration_composing_bound(loop: AffineForOp) -> bool:
     """Replace ``loop`` by its body when it runs exactly once (its constant trip count is 1) and
     its lower bound is a single expression; True when it did. The IV becomes the lower bound
-    (composed into affine users; a constant, the bound's operand or an ``affine.apply`` for
-    others), ``iter_args`` their initial values, the results the yielded values.
+    *composed into its affine users' maps* (a constant, the bound's operand or an ``affine.apply``
+    only for other users), ``iter_args`` their initial values, the results the yielded values.
+    (``affine-loop-unroll``'s :func:`promote_single_iteration_materializing_bound` instead replaces the IV by
+    one value.)
 
     Before::
 
@@ -446,6 +447,10 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
     substitute_value(iv, lb, lbo, lambda: lower_bound_value(loop, name_hint=_orig_name(iv)))
     inline_loop_body(loop, iv)
     return True
+
+
+#: The old name of :func:`promote_single_iteration_composing_bound` (kept importable from this module).
+promote_if_single_iteration = promote_single_iteration_composing_bound
 
 
 # ----- the pass ----------------------------------------------------------------------------------
@@ -487,7 +492,7 @@ def _header(loop: Operation) -> str:
 class LoopNormalize(Pass):
     """``affine-loop-normalize``: :func:`normalize_loop` on every ``affine.for`` and
     ``affine.parallel`` of each function, innermost first (MLIR's post-order walk); with
-    ``promote-single-iter``, :func:`promote_if_single_iteration` first."""
+    ``promote-single-iter``, :func:`promote_single_iteration_composing_bound` first."""
 
     name = PASS
     summary = "Apply normalization transformations to affine loop-like ops"
@@ -497,7 +502,7 @@ class LoopNormalize(Pass):
         for loop in list(_loops_post_order(func)):
             name = _loop_text(loop)
             if self.promote_single_iter and isinstance(loop, AffineForOp):
-                if promote_if_single_iteration(loop):
+                if promote_single_iteration_composing_bound(loop):
                     ctx.applied(loop, f"promoted the body of single-iteration loop {name}")
                     continue
             before = _header(loop)

@@ -99,8 +99,8 @@ def parallelize_loop(loop: AffineForOp, allow_reductions: bool = False) -> Affin
 
 def _convert(loop: AffineForOp, decision: analysis.ParallelDecision) -> AffineParallelOp:
     reds = [r for r in decision.reductions if not r.is_memory]
-    by_arg = {id(r.value): r for r in reds}
-    kinds = [PARALLEL_REDUCTION_KINDS[by_arg[id(arg)].kind] for arg in loop.iter_args]
+    by_arg = {r.value: r for r in reds}
+    kinds = [PARALLEL_REDUCTION_KINDS[by_arg[arg].kind] for arg in loop.iter_args]
     lb, ub = loop.lower_bound_map, loop.upper_bound_map
     par = AffineParallelOp(lb, [lb.num_results], loop.lower_bound_operands, ub, [ub.num_results],
                            loop.upper_bound_operands, [loop.step], kinds, [r.type for r in loop.results],
@@ -108,7 +108,7 @@ def _convert(loop: AffineForOp, decision: analysis.ParallelDecision) -> AffinePa
     for op in list(par.body.ops):
         op.erase()
     for arg in loop.iter_args:
-        first = by_arg[id(arg)].ops[0]  # arg <op> x: the body's contribution starts at x
+        first = by_arg[arg].ops[0]  # arg <op> x: the body's contribution starts at x
         other = next(v for v in first.operands if v is not arg)
         first.results[0].replace_all_uses_with(other)
         first.erase()

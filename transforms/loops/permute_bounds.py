@@ -42,9 +42,9 @@ def permuted_bounds(band: Sequence[AffineForOp], permutation: Sequence[int]) -> 
     :class:`BoundsError` when they cannot be written (see the module docstring)."""
     n = len(band)
     ivs = [x.induction_var for x in band]
-    position = {id(v): k for k, v in enumerate(ivs)}
-    if not any(permutation[position[id(v)]] > permutation[k] for k, x in enumerate(band)
-               for v in (*x.lower_bound_operands, *x.upper_bound_operands) if id(v) in position):
+    position = {v: k for k, v in enumerate(ivs)}
+    if not any(permutation[position[v]] > permutation[k] for k, x in enumerate(band)
+               for v in (*x.lower_bound_operands, *x.upper_bound_operands) if v in position):
         return {}
     space = _Space(ivs)
     lowers = [[space.expr(e, x.lower_bound_map, x.lower_bound_operands) for e in x.lower_bound_map.results]

@@ -61,9 +61,9 @@ def _depends_on(value: Value, iv: Value) -> bool:
         if v is iv:
             return True
         op = getattr(v, "op", None)
-        if op is None or id(op) in seen:
+        if op is None or op in seen:
             continue
-        seen.add(id(op))
+        seen.add(op)
         stack.extend(op.operands)
     return False
 

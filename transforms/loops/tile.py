@@ -166,7 +166,7 @@ def _check_iter_args(band: Sequence[AffineForOp], tiled: list[int]) -> None:
 
 
 def _check_rectangular(band: Sequence[AffineForOp], tiled: list[int]) -> None:
-    ivs = {id(lp.induction_var): lp for lp in band}
+    ivs = {lp.induction_var: lp for lp in band}
     for k in tiled:
         lp = band[k]
         for what, m, ops in (("lower", lp.lower_bound_map, lp.lower_bound_operands),
@@ -174,7 +174,7 @@ def _check_rectangular(band: Sequence[AffineForOp], tiled: list[int]) -> None:
             used = set().union(*(e.used_dims() for e in m.results)) | \
                 {m.num_dims + j for e in m.results for j in e.used_symbols()}
             for pos in sorted(used):
-                if id(ops[pos]) in ivs:
+                if ops[pos] in ivs:
                     raise TransformError(PASS, f"cannot tile {loop_name(lp)} in {loops_text(band)}: its {what} "
                                                f"bound depends on {value_name(ops[pos])} (only hyper-rectangular "
                                                f"bands are tiled; leave {loop_name(lp)} untiled: size 0)",

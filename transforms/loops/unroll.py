@@ -1,8 +1,9 @@
 """Loop unrolling (MLIR's ``affine-loop-unroll``) and the helpers unroll-and-jam shares.
 
 Utilities: :func:`unroll_by_factor`, :func:`unroll_full`, :func:`unroll_up_to_factor`,
-:func:`promote_if_single_iteration`, :func:`cleanup_bounds`. The pass unrolls every
-innermost loop (MLIR's default), or fully unrolls the loops with a small constant trip count
+:func:`promote_single_iteration_materializing_bound` (also importable here under its old name
+``promote_if_single_iteration``), :func:`cleanup_bounds`. The pass unrolls every innermost loop
+(MLIR's default), or fully unrolls the loops with a small constant trip count
 (``unroll-full`` with ``unroll-full-threshold``).
 
 Unrolling changes no execution order, so it needs no dependence check; what can refuse it is
@@ -38,7 +39,8 @@ from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = [
     "CleanupBounds", "LoopUnroll", "UnrollResult", "check_unrolled_step", "cleanup_bounds",
-    "promote_if_single_iteration", "split_cleanup_loop", "unroll_by_factor", "unroll_full", "unroll_up_to_factor",
+    "promote_if_single_iteration", "promote_single_iteration_materializing_bound", "split_cleanup_loop",
+    "unroll_by_factor", "unroll_full", "unroll_up_to_factor",
 ]
 
 PASS = "affine-loop-unroll"
@@ -198,11 +200,13 @@ def split_cleanup_loop(loop: AffineForOp, bounds: CleanupBounds) -> AffineForOp:
 
 
 # -- promotion -----------------------------------------------------------------------------------
-def promote_if_single_iteration(loop: AffineForOp) -> bool:
+def promote_single_iteration_materializing_bound(loop: AffineForOp) -> bool:
     """When ``loop`` runs exactly once and has a single-result lower bound, replace it by its body
-    (MLIR's ``promoteIfSingleIteration``): the IV becomes the lower bound (an ``arith.constant``
-    at the function's entry, the bound operand itself, or an ``affine.apply``), iter_args their
-    inits, results the yielded values. Returns whether it did.
+    (MLIR's ``promoteIfSingleIteration``): the IV becomes *one value* of the lower bound (an
+    ``arith.constant`` at the function's entry, the bound operand itself, or an ``affine.apply``)
+    that replaces all its uses, iter_args their inits, results the yielded values. Returns
+    whether it did. (``affine-loop-normalize``'s :func:`promote_single_iteration_composing_bound` instead
+    composes the bound into the IV's affine users.)
 
     ``affine.for %j = 0 to 1 { S(%j) }``  ->  ``%c0 = arith.constant 0 : index ... S(%c0)``
     """
@@ -210,6 +214,10 @@ def promote_if_single_iteration(loop: AffineForOp) -> bool:
         return False
     _inline_first_iteration(loop)
     return True
+
+
+#: The old name of :func:`promote_single_iteration_materializing_bound` (kept importable from this module).
+promote_if_single_iteration = promote_single_iteration_materializing_bound
 
 
 def _inline_first_iteration(loop: AffineForOp) -> None:
@@ -293,7 +301,7 @@ def unroll_by_factor(loop: AffineForOp, factor: int, cleanup_unroll: bool = Fals
     """
     _check_factor(PASS, loop, factor)
     if factor == 1:
-        promoted = promote_if_single_iteration(loop)
+        promoted = promote_single_iteration_materializing_bound(loop)
         return UnrollResult(None if promoted else loop, None, 1, promoted)
     if len(loop.body.ops) == 1:
         return UnrollResult(loop, None, factor, False)
@@ -310,12 +318,12 @@ def unroll_by_factor(loop: AffineForOp, factor: int, cleanup_unroll: bool = Fals
         raise TransformError(PASS, f"cannot unroll {loop_name(loop)} by {factor}: {e}", loops=[loop]) from None
     fold_constant_bounds(loop)
     cleanup = split_cleanup_loop(loop, bounds) if bounds is not None else None
-    if cleanup is not None and promote_if_single_iteration(cleanup):
+    if cleanup is not None and promote_single_iteration_materializing_bound(cleanup):
         cleanup = None
     step = loop.step
     loop.attributes["step"] = step * factor
     _replicate_body(loop, factor, step)
-    main = None if promote_if_single_iteration(loop) else loop
+    main = None if promote_single_iteration_materializing_bound(loop) else loop
     if cleanup is not None and cleanup_unroll and constant_trip_count(cleanup) is not None:
         unroll_full(cleanup)
         cleanup = None
@@ -338,7 +346,7 @@ def unroll_full(loop: AffineForOp) -> UnrollResult:
                              loops=[loop])
     if tc == 0:
         return UnrollResult(loop, None, 0, False)
-    if promote_if_single_iteration(loop):
+    if promote_single_iteration_materializing_bound(loop):
         return UnrollResult(None, None, 1)
     fold_constant_bounds(loop)
     if loop.lower_bound_map.num_results != 1 or len(loop.body.ops) == 1:

@@ -43,7 +43,7 @@ from .unroll import (
     cleanup_bounds,
     fold_constant_bounds,
     iv_copy,
-    promote_if_single_iteration,
+    promote_single_iteration_materializing_bound,
     split_cleanup_loop,
 )
 
@@ -128,14 +128,14 @@ def _refuse(loop: AffineForOp, reason: str, loops=(), dep: Dependence | None = N
 
 
 def _check_inner_bounds(loop: AffineForOp, factor: int) -> None:
-    inside = {id(o) for o in loop.walk()} | {id(loop)}
+    inside = {*loop.walk(), loop}
     for inner in loop.body.walk():
         if not isinstance(inner, AffineForOp):
             continue
         n = inner.lower_bound_map.num_inputs + inner.upper_bound_map.num_inputs
         for v in inner.operands[:n]:
             owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op
-            if owner is not None and id(owner) in inside:
+            if owner is not None and owner in inside:
                 raise _refuse(loop, f"cannot unroll-jam {loop_name(loop)} by {factor}: the bounds of inner loop "
                                     f"{loop_name(inner)} depend on {value_name(v)}, defined in "
                                     f"{loop_name(loop)} (its trip count may change from one iteration to the next)",
@@ -256,12 +256,12 @@ def _jam(loop: AffineForOp, factor: int) -> None:
     term = loop.body.terminator
     yielded = list(term.operands)
     loop.attributes["step"] = step * factor
-    last_op = {id(b[0]): b[-1] for b in blocks}
+    last_op = {b[0]: b[-1] for b in blocks}
     for c in range(1, factor):
         for arg, y in zip(loop.iter_args, yielded):
             maps[c][arg] = _chained(loop, maps, c - 1, y, step)
         for sub in blocks:
-            anchor = last_op[id(sub[0])]
+            anchor = last_op[sub[0]]
             if uses_iv:
                 apply = iv_copy(loop, c, step)
                 anchor.parent.insert_after(anchor, apply)
@@ -271,7 +271,7 @@ def _jam(loop: AffineForOp, factor: int) -> None:
                 new_op = op.clone(maps[c])
                 anchor.parent.insert_after(anchor, new_op)
                 anchor = new_op
-            last_op[id(sub[0])] = anchor
+            last_op[sub[0]] = anchor
         for new, n in widened:
             cnt = new.lower_bound_map.num_inputs + new.upper_bound_map.num_inputs
             yop = new.body.terminator
@@ -318,7 +318,7 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     if not isinstance(factor, int) or factor < 1:
         raise _refuse(loop, f"cannot unroll-jam {name} by {factor}: the factor must be a positive integer")
     if factor == 1:
-        promoted = promote_if_single_iteration(loop)
+        promoted = promote_single_iteration_materializing_bound(loop)
         return UnrollJamResult(None if promoted else loop, None, 1, promoted)
     if len(loop.body.ops) == 1:
         return UnrollJamResult(loop, None, factor, False)
@@ -334,10 +334,10 @@ def unroll_jam_by_factor(loop: AffineForOp, factor: int) -> UnrollJamResult:
     check_unroll_jam(loop, factor)
     fold_constant_bounds(loop)
     cleanup = split_cleanup_loop(loop, bounds) if bounds is not None else None
-    if cleanup is not None and promote_if_single_iteration(cleanup):
+    if cleanup is not None and promote_single_iteration_materializing_bound(cleanup):
         cleanup = None
     _jam(loop, factor)
-    main = None if promote_if_single_iteration(loop) else loop
+    main = None if promote_single_iteration_materializing_bound(loop) else loop
     return UnrollJamResult(main, cleanup, factor)
 
 

@@ -55,9 +55,9 @@ from affine_ir.types import GPUAddressSpace, MemRefType, memref
 from analysis import MemRefRegion, Scop, UnsupportedError, element_size_in_bytes, memref_region
 
 from ..errors import TransformError
-from ..loop_utils import loop_name, loops_text, value_name
+from ..loop_utils import ACCESS_OPS, loop_name, loops_text, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .copy_generation_nests import ACCESS_OPS, build_copy_nest, copy_bounds, iv_ranges, rewrite_access
+from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges, rewrite_access
 
 __all__ = ["AffineDataCopyGenerate", "CopyBuffer", "CopyResult", "generate_copies", "parse_memory_space"]
 

@@ -9,22 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from affine_ir import AffineExpr, AffineMap, Operation, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineLoadOp,
-    AffineParallelOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-)
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineParallelOp, AffineStoreOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import MemRefType
 from analysis import MemRefRegion
 
+from ..loop_utils import ACCESS_OPS  # re-exported: the affine accesses copy generation rewrites
+
 __all__ = ["ACCESS_OPS", "CopyBounds", "build_copy_nest", "compact_map", "copy_bounds", "iv_ranges", "rewrite_access"]
 
-#: The affine accesses copy generation rewrites (their memref and map can change).
-ACCESS_OPS = (AffineLoadOp, AffineStoreOp, AffineVectorLoadOp, AffineVectorStoreOp)
 
 Range = tuple[int | None, int | None]
 

@@ -102,14 +102,14 @@ class _Facts:
 
     def __init__(self, func: FuncOp):
         self.func = func
-        self.erased: set[int] = set()
+        self.erased: set[Operation] = set()
         self._leaves: list[Value] = []
-        self._subscripts: dict[int, tuple] = {}
+        self._subscripts: dict[Operation, tuple] = {}
         self._analysis: analysis.DependenceAnalysis | None = None
-        self.statement: dict[int, object] = {}
-        self.by_memref: dict[int, list] = {}
-        self._writes: dict[int, tuple[list, list]] = {}  # memref -> (paths, statements), program order
-        self._reads: dict[int, tuple[list, list]] = {}
+        self.statement: dict[Operation, object] = {}
+        self.by_memref: dict[Value, list] = {}
+        self._writes: dict[Value, tuple[list, list]] = {}  # memref -> (paths, statements), program order
+        self._reads: dict[Value, tuple[list, list]] = {}
         self._groups: dict[tuple, list[Operation]] | None = None
         self._group_index: dict[Operation, tuple[list[Operation], int]] = {}
 
@@ -118,12 +118,12 @@ class _Facts:
         if self._analysis is None:
             self._analysis = analysis.DependenceAnalysis(self.func)
             for s in sorted(self._analysis.statements, key=lambda t: t.path):
-                self.by_memref.setdefault(id(s.memref), []).append(s)
+                self.by_memref.setdefault(s.memref, []).append(s)
                 if not s.opaque:
-                    self.statement[id(s.op)] = s
+                    self.statement[s.op] = s
                 for table, member in ((self._writes, s.is_write), (self._reads, not s.is_write or s.opaque)):
                     if member:
-                        paths, stmts = table.setdefault(id(s.memref), ([], []))
+                        paths, stmts = table.setdefault(s.memref, ([], []))
                         paths.append(s.path)
                         stmts.append(s)
         return self._analysis
@@ -133,16 +133,16 @@ class _Facts:
         return self.analysis.scop
 
     def alive(self, op: Operation) -> bool:
-        return id(op) not in self.erased
+        return op not in self.erased
 
     def erase(self, op: Operation) -> None:
-        self.erased.add(id(op))
+        self.erased.add(op)
         op.erase()
 
     def _key(self, op: Operation) -> tuple:
-        if id(op) not in self._subscripts:
-            self._subscripts[id(op)] = access_subscripts(op, self._leaves)
-        return (op.memref, self._subscripts[id(op)])
+        if op not in self._subscripts:
+            self._subscripts[op] = access_subscripts(op, self._leaves)
+        return (op.memref, self._subscripts[op])
 
     def same_element(self, a: Operation, b: Operation) -> bool:
         """:func:`same_element`, with the subscripts of each op computed once."""
@@ -177,12 +177,12 @@ class _Facts:
 
     def modelled(self, op: Operation):
         """The statement of an affine access that isl models exactly, else None."""
-        s = self.analysis and self.statement.get(id(op))
+        s = self.analysis and self.statement.get(op)
         return s if s is not None and s.is_affine and not s.in_unknown_region else None
 
     def others(self, s):
         """The live statements on ``s``'s memref other than ``s``."""
-        return [t for t in self.by_memref[id(s.memref)] if t is not s and id(t.op) not in self.erased]
+        return [t for t in self.by_memref[s.memref] if t is not s and t.op not in self.erased]
 
     def write_between(self, src, load) -> analysis.Dependence | None:
         """A write that may touch ``load``'s element after ``src`` (which dominates ``load``) and
@@ -193,11 +193,11 @@ class _Facts:
         loop with ``load`` inside ``src``'s loops (the contiguous rest of ``load``'s loop): a
         later write outside it reaches ``load`` at no depth below ``src``'s loops."""
         depth = len(src.loops)
-        paths, writes = self._writes.get(id(src.memref), ((), ()))
+        paths, writes = self._writes.get(src.memref, ((), ()))
         for w in writes[bisect_right(paths, src.path):]:
             if w.path > load.path and self.scop.common_depth(w, load) <= depth:
                 break
-            if id(w.op) in self.erased:
+            if w.op in self.erased:
                 continue
             dep = self.analysis.pair(w, load)
             if dep is not None and dep.depths[-1] > depth:
@@ -211,7 +211,7 @@ class _Facts:
         Asked: the reads between the two in the text, and those before ``store`` in its loop
         inside ``later``'s loops (a read outside it depends on ``store`` at no such depth)."""
         depth = len(later.loops)
-        paths, reads = self._reads.get(id(store.memref), ((), ()))
+        paths, reads = self._reads.get(store.memref, ((), ()))
         lo, hi = bisect_left(paths, store.path), bisect_left(paths, later.path)
         before = []
         for r in reversed(reads[:lo]):
@@ -219,7 +219,7 @@ class _Facts:
                 break
             before.append(r)
         for r in [*before, *reads[lo:hi]]:
-            if r is later or r is store or id(r.op) in self.erased:
+            if r is later or r is store or r.op in self.erased:
                 continue
             dep = self.analysis.pair(store, r)
             if dep is not None and dep.depths[-1] > depth:
@@ -627,11 +627,11 @@ class ScalarReplacement(Pass):
     promote_reductions: bool = option(True, "carry loop-invariant memory reductions in iter_args (not in MLIR)")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
-        seen: set[tuple[str, int, str]] = set()
+        seen: set[tuple[str, Operation, str]] = set()
 
         def record(kind: str, op: Operation, msg: str) -> None:
-            if (kind, id(op), msg) not in seen:  # refusals recur in each round of the fixpoint
-                seen.add((kind, id(op), msg))
+            if (kind, op, msg) not in seen:  # refusals recur in each round of the fixpoint
+                seen.add((kind, op, msg))
                 getattr(ctx, kind)(op, msg)
 
         c = replace_scalars(func, self.promote_reductions, record)
