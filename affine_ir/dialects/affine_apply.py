@@ -6,13 +6,15 @@ from collections.abc import Sequence
 
 from ..affine_map import AffineMap
 from ..core import Operation, Value
-from ..traits import Pure
+from ..traits import AffineMapValue, Pure
 from ..types import index
 from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_valid_symbol
 
 
 class _MapValueOp(Operation):
     """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``."""
+
+    traits = frozenset({AffineMapValue})
 
     def __init__(self, m: AffineMap, operands: Sequence[Value], location=None, name_hint=None):
         super().__init__(operands, [index], {"map": m}, location=location, result_names=[name_hint])
