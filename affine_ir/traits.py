@@ -55,6 +55,7 @@ on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``
 ``gpu.barrier``: ``Synchronization``. Effects: loads READ and stores WRITE their memref (affine,
 memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
 ``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
+``AffineMapValue``: ``affine.apply/min/max`` (an index value the host of a GPU program computes).
 
 Interfaces (isinstance-able base classes of the op classes, in :mod:`affine_ir.interfaces`):
 ``MemRefAccessInterface`` (``memref``, ``indices``, ``value_to_store``, ``is_write``,
@@ -76,7 +77,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AffineScope", "AlwaysSpeculatable", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
-    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "LEGACY_FLAGS", "TraitFlag", "collect_traits",
+    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "LEGACY_FLAGS", "TraitFlag",
+    "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free",
     "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
 ]
@@ -144,6 +146,13 @@ class ConstantLike(OpTrait):
 
 class Synchronization(OpTrait):
     """The op orders the memory accesses of threads (``gpu.barrier``): no access moves across it."""
+
+
+class AffineMapValue(OpTrait):
+    """The op's single ``index`` result is an affine map (attribute ``map``) of its ``index``
+    operands: the map's one result, or the min or max of its results (``affine.apply/min/max``).
+    Computed exactly from the operands alone, so where the operands are known (a GPU program's
+    host, which computes grid sizes) the value is too."""
 
 
 #: The old class booleans of ``Operation`` and the trait each one is a view of.

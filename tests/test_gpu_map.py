@@ -627,3 +627,89 @@ def test_random_pipelines_then_gpu_map():
 
     check()
     assert stats["programs"] >= 100 and stats["mapped"] > 0, stats
+
+
+# -- ops gpu-map has never heard of: their traits decide -------------------------------------------------------
+@pytest.fixture
+def new_ops():
+    """Two ops declared only by their traits and effects: ``test.twice`` (Pure, interpreted as
+    ``x + x``) and ``test.opaque`` (nothing declared: unknown effects). Unregistered afterwards."""
+    from affine_ir.core import OP_REGISTRY, Operation
+    from affine_ir.interp.ops import TEMPLATES
+    from affine_ir.traits import Pure
+    from affine_ir.types import FunctionType
+
+    class _GenericSyntax(Operation):
+        def print_(self, p) -> None:
+            ft = FunctionType(tuple(v.type for v in self.operands), tuple(r.type for r in self.results))
+            p.write(f'"{self.name}"({p.values(self.operands)}){p.attr_dict(self)} : {ft}')
+
+        @classmethod
+        def from_generic(cls, operands, result_types, attributes, location):
+            return cls(list(operands), list(result_types), attributes, location=location)
+
+    class TwiceOp(_GenericSyntax):
+        name = "test.twice"
+        traits = frozenset({Pure})
+
+    class OpaqueOp(_GenericSyntax):
+        name = "test.opaque"
+
+    TEMPLATES["test.twice"] = lambda a, op, src, dst: (f"({a[0]} + {a[0]})", True)
+    yield TwiceOp, OpaqueOp
+    TEMPLATES.pop("test.twice")
+    for name in ("test.twice", "test.opaque"):
+        OP_REGISTRY.pop(name, None)
+
+
+NEW_OP_NEST = """func.func @f(%A: memref<64x32xf32>, %B: memref<64x32xf32>, %n: index) {
+  %n2 = "test.twice"(%n) : (index) -> index
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 32 {
+      %v = affine.load %A[%i, %j] : memref<64x32xf32>
+      %w = "test.twice"(%v) : (f32) -> f32
+      %k = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%j)[%n2]
+      %c = arith.index_cast %k : index to i32
+      %f = arith.sitofp %c : i32 to f32
+      %s = arith.addf %w, %f : f32
+      affine.store %s, %B[%i, %j] : memref<64x32xf32>
+    }
+  }
+  return
+}"""
+
+
+def test_a_new_pure_op_is_mapped_and_rematerialized_by_its_traits(new_ops):
+    """A Pure op unknown to gpu-map: in the nest it runs in each thread of the parallel mapping;
+    at the top level (not a host op: no ConstantLike/AffineMapValue) it is re-materialized in the
+    launch, so the host function keeps only host ops; the launch computes what the nest did."""
+    m = air.parse(NEW_OP_NEST)
+    out, decisions = mapped(m)
+    assert [d.kind for d in decisions] == ["applied"]
+    assert decisions[0].message == "mapped (%i, %j) to (y, x): grid (1, 8, 1), block (32, 8, 1)"
+    (launch,) = launches(out)
+    f = out.functions[0]
+    assert [op.name for op in f.body.ops if op.name.startswith("test.")] == []
+    assert [op.name for op in launch.walk() if op.name.startswith("test.")] == ["test.twice", "test.twice"]
+    A = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    assert_same_results(m, out, [A, np.zeros_like(A), 3])
+
+
+def test_an_op_of_unknown_effects_is_refused_unchanged(new_ops):
+    """An op that declares nothing may do anything (like a call): gpu-map refuses the function and
+    leaves it as it is; gpu-map-reductions leaves it to gpu-map; as a top-level op it is not a host op."""
+    text = NEW_OP_NEST.replace('"test.twice"(%v) : (f32) -> f32', '"test.opaque"(%v) : (f32) -> f32')
+    m = air.parse(text)
+    for pipeline in ("gpu-map", "gpu-map-reductions"):
+        pm = PassManager.parse(pipeline)
+        out = pm.run(m)
+        assert str(out) == str(m), pipeline
+        (decision,) = pm.trace.decisions
+        assert decision.message.endswith("cannot map @f: 'test.opaque' at <string>:6:7 cannot run in a kernel"), \
+            pipeline
+    err = assert_refused_unchanged(lambda: map_function(m.functions[0]), m)
+    assert err.reason == "cannot map @f: 'test.opaque' at <string>:6:7 cannot run in a kernel"
+    top = air.parse(text.replace('%n2 = "test.twice"(%n) : (index) -> index',
+                                 '%n2 = "test.opaque"(%n) : (index) -> index'))
+    with pytest.raises(TransformError, match="'test.opaque' at <string>:2:3 is not a host op"):
+        check_host_function(top.functions[0])

@@ -428,3 +428,12 @@ def test_forced_tiles_must_fit_in_shared_memory():
     notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
     assert any("bytes of shared memory" in n and "h200 has 232448 per block" in n for n in notes), notes
     assert "workgroup" not in str(out)  # mapped by gpu-map instead
+
+
+def test_reductions_holding_other_accesses_are_left_for_gpu_map():
+    """The reduction body may hold affine loads and ops without memory effects only (asked of the
+    ops' effects, not their names): a vector load is another access."""
+    op = "%v = affine.vector_load %B[%k, 0] : memref<19x50xf32>, vector<4xf32>"
+    m = air.parse(ACCUMULATE.replace("        %p = arith.mulf", f"        {op}\n        %p = arith.mulf"))
+    nest = m.functions[0].body.ops[0]
+    assert plan_contraction(nest) == "the reduction (%k) holds 'affine.vector_load' (only affine loads and arithmetic)"

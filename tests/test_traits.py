@@ -37,6 +37,7 @@ from affine_ir.interfaces import (
 )
 from affine_ir.testing import EXAMPLES, LIBRARY_CASES, programs
 from affine_ir.traits import EffectKind, MemoryEffect
+from affine_ir.types import index
 from transforms import PassManager
 from transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
 
@@ -171,9 +172,29 @@ def test_old_booleans_are_the_traits(name):
     assert cls.has_trait(T.KernelScope) == (name == "gpu.launch")  # CSE's SCOPE_BARRIERS
     assert cls.has_trait(T.ConstantLike) == (name == "arith.constant")
     assert cls.has_trait(T.Synchronization) == (name == "gpu.barrier")
+    assert cls.has_trait(T.AffineMapValue) == (name in ("affine.apply", "affine.min", "affine.max"))  # HOST_MAPS
     assert cls.has_trait(T.RecursiveMemoryEffects) == (name in ("affine.for", "affine.if", "affine.parallel"))
     assert cls.has_trait(T.SameOperandsAndResultType) == issubclass(cls, ElementwiseOp)
     assert all(issubclass(t, T.OpTrait) for t in cls.traits)
+
+
+def test_affine_map_values_are_their_map_of_index_operands():
+    """What AffineMapValue promises: one index result, an affine map of as many index operands,
+    and no memory effect."""
+    m = air.parse("""func.func @f(%n: index, %A: memref<?xf32>) {
+  %a = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%n)[%n]
+  %b = affine.min affine_map<(d0)[s0] -> (d0 * 2, s0 - 1)>(%a)[%n]
+  %c = affine.max affine_map<()[s0] -> (s0, 4)>()[%b]
+  %d = arith.addi %c, %n : index
+  return
+}""")
+    ops = [op for op in m.walk() if op.has_trait(T.AffineMapValue)]
+    assert [op.name for op in ops] == ["affine.apply", "affine.min", "affine.max"]
+    for op in ops:
+        m = op.attributes["map"]
+        assert isinstance(m, air.AffineMap) and m.num_inputs == len(op.operands)
+        assert [r.type for r in op.results] == [index] and all(v.type == index for v in op.operands)
+        assert op.is_pure
 
 
 def test_commutative_table_is_a_view_of_the_trait():

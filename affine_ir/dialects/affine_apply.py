@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..affine_map import AffineMap
 from ..core import Operation, Value
-from ..traits import Pure
+from ..traits import AffineMapValue, Pure
 from ..types import index
 from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_valid_symbol
 
@@ -14,6 +14,8 @@ from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_v
 class AffineMapValueOp(Operation):
     """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``: an index value computed from the
     results of an affine map of the operands (its only one for ``apply``, their min or max)."""
+
+    traits = frozenset({AffineMapValue})
 
     def __init__(self, m: AffineMap, operands: Sequence[Value], location=None, name_hint=None):
         super().__init__(operands, [index], {"map": m}, location=location, result_names=[name_hint])

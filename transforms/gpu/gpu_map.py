@@ -35,9 +35,9 @@ running them sequentially (correct, slow; a note says so). Pure ops at the top l
 are not host ops (``arith.index_cast %N``) are re-materialized in the launches that use
 them; a value computed in one launch and used by a later one merges both (and what lies
 between) into one sequential launch. Refused (TransformError, the function unchanged): a
-function returning values, calls, a host op (an ``alloc`` size) computed from device
-data; for one nest: a constant grid beyond CUDA's limits (x < 2**31, y and z < 65536) or
-bad block sizes (the nest then stays as it is).
+function returning values, calls (and other ops of unknown effects outside launches), a host
+op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
+limits (x < 2**31, y and z < 65536) or bad block sizes (the nest then stays as it is).
 """
 from __future__ import annotations
 
@@ -45,11 +45,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineParallelOp,
-)
 from affine_ir.dialects.gpu import LaunchOp
+from affine_ir.dialects.memref import AllocOp
+from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import AffineMapValue, ConstantLike, RecursiveMemoryEffects, ReturnLike
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
@@ -58,7 +57,6 @@ from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     AXES,
     DEFAULT_BLOCK_SIZES,
-    HOST_MAPS,
     MAX_BLOCK,
     MAX_GRID,
     MAX_THREADS,
@@ -70,6 +68,7 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     band_dims,
     ceil_div,
     check_block_sizes,
+    frees_memory,
     host_value_checker,
     map_nest,
     map_sequentially,
@@ -79,8 +78,8 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
 )
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
-           "check_block_sizes", "check_host_function", "map_function", "map_nest", "map_sequentially", "parallel_band",
-           "plan_function", "plan_nest", "privatize_allocs"]
+           "check_block_sizes", "check_host_function", "is_host_op", "map_function", "map_nest", "map_sequentially",
+           "parallel_band", "plan_function", "plan_nest", "privatize_allocs"]
 
 
 # -- functions ---------------------------------------------------------------------------------------------------
@@ -102,7 +101,7 @@ class Unit:
     @property
     def is_lone_nest(self) -> bool:
         """One loop nest alone, not merged with other ops: what a pass may map by itself."""
-        return len(self.ops) == 1 and not self.merged and isinstance(self.ops[0], (AffineForOp, AffineParallelOp))
+        return len(self.ops) == 1 and not self.merged and isinstance(self.ops[0], LoopLikeOpInterface)
 
 
 class FunctionPlan:
@@ -118,7 +117,7 @@ class FunctionPlan:
         it (deallocs after it), and the re-materializable values it uses are cloned into it."""
         body = launch.body
         for op in unit.span:
-            if op.parent is self.func.body and op.name != "memref.dealloc" and op is not launch:
+            if op.parent is self.func.body and not frees_memory(op) and op is not launch:
                 op.detach()
                 self.func.body.insert_before(launch, op)
         needed: set[Operation] = set()
@@ -154,26 +153,33 @@ class FunctionPlan:
                 op.erase()
 
 
+def is_host_op(op: Operation, is_host_value) -> bool:
+    """Whether a host function may keep ``op`` at its top level, asked of its traits and effects:
+    a constant (``ConstantLike``), an ``AffineMapValue`` (affine.apply/min/max) or a global
+    allocation (``memref.alloc``) of host values (``is_host_value``), an op that only frees memory
+    (``memref.dealloc``), a ``gpu.launch``, a ``ReturnLike`` terminator returning nothing."""
+    if op.has_trait(ConstantLike) or isinstance(op, LaunchOp) or frees_memory(op):
+        return True
+    if op.has_trait(ReturnLike):
+        return not op.operands
+    return (op.has_trait(AffineMapValue) or isinstance(op, AllocOp)) and all(map(is_host_value, op.operands))
+
+
 def _classify(func: FuncOp, pass_name: str) -> dict[Operation, str]:
     is_host = host_value_checker(func.body)
     kinds: dict[Operation, str] = {}
     for op in func.body.ops:
         where = f" at {op.location}" if op.location else ""
-        name = op.name
-        if name == "func.return":
-            if op.operands:
-                raise TransformError(pass_name, f"cannot map @{func.sym_name}: it returns values (a host function "
-                                                f"returns nothing; pass results through memrefs)", location=op.location)
-            kind = _HOST
-        elif name == "gpu.launch":
+        if op.has_trait(ReturnLike) and op.operands:
+            raise TransformError(pass_name, f"cannot map @{func.sym_name}: it returns values (a host function "
+                                            f"returns nothing; pass results through memrefs)", location=op.location)
+        if isinstance(op, AllocOp) and not is_host_op(op, is_host):
+            bad = next(v for v in op.operands if not is_host(v))
+            raise TransformError(pass_name, f"cannot map @{func.sym_name}: the size {value_name(bad)} of "
+                                            f"'{op.name}'{where} is not a host value", location=op.location)
+        if isinstance(op, LaunchOp):
             kind = _LAUNCH
-        elif name in ("arith.constant", "memref.dealloc") or (name in HOST_MAPS and all(map(is_host, op.operands))):
-            kind = _HOST
-        elif name == "memref.alloc":
-            bad = next((v for v in op.operands if not is_host(v)), None)
-            if bad is not None:
-                raise TransformError(pass_name, f"cannot map @{func.sym_name}: the size {value_name(bad)} of "
-                                                f"'memref.alloc'{where} is not a host value", location=op.location)
+        elif is_host_op(op, is_host):
             kind = _HOST
         elif op.is_pure and not op.regions and all(
                 v.owner is func.body or kinds.get(v.owner) in (_HOST, _REMAT) for v in op.operands):
@@ -181,15 +187,24 @@ def _classify(func: FuncOp, pass_name: str) -> dict[Operation, str]:
         else:
             kind = _COMPUTE
         kinds[op] = kind
+    _check_kernel_ops(func, pass_name)
+    return kinds
+
+
+def _check_kernel_ops(func: FuncOp, pass_name: str) -> None:
+    """TransformError for the first op (in walk order) of unknown effects that gpu-map would move
+    into a kernel (a call, an unregistered op: it may do anything) and for a ``gpu.launch`` below
+    the top level; the ops in a top-level launch are kernel code already and stay as they are."""
+    kernel_code = {x for op in func.body.ops if isinstance(op, LaunchOp) for x in op.walk() if x is not op}
     for op in func.walk():
         where = f" at {op.location}" if op.location else ""
-        if op.name == "func.call":
-            raise TransformError(pass_name, f"cannot map @{func.sym_name}: 'func.call'{where} cannot run in a kernel",
-                                 location=op.location)
-        if op.name == "gpu.launch" and op.parent is not func.body:
-            raise TransformError(pass_name, f"cannot map @{func.sym_name}: the 'gpu.launch'{where} is not at the top "
+        if isinstance(op, LaunchOp) and op.parent is not func.body:
+            raise TransformError(pass_name, f"cannot map @{func.sym_name}: the '{op.name}'{where} is not at the top "
                                             f"level (a launch cannot run in a kernel)", location=op.location)
-    return kinds
+        if op is not func and op not in kernel_code and op.memory_effects() is None and \
+                not op.has_trait(RecursiveMemoryEffects) and not isinstance(op, LaunchOp):
+            raise TransformError(pass_name, f"cannot map @{func.sym_name}: '{op.name}'{where} cannot run in a kernel",
+                                 location=op.location)
 
 
 def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
@@ -204,7 +219,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
     for k, op in enumerate(top):
         kind = kinds[op]
         if kind == _COMPUTE:
-            if isinstance(op, (AffineForOp, AffineParallelOp)):
+            if isinstance(op, LoopLikeOpInterface):
                 groups.append([k])
                 run = None
             else:
@@ -212,7 +227,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
                     run = []
                     groups.append(run)
                 run.append(k)
-        elif kind == _LAUNCH or (kind == _HOST and op.name.startswith("memref.")):
+        elif kind == _LAUNCH or (kind == _HOST and op.memory_effects()):  # an alloc or a dealloc
             run = None
     unit_of = {top[k]: u for u, g in enumerate(groups) for k in g}
     reach = list(range(len(groups)))    # the last unit using a value of each unit
@@ -253,7 +268,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
         ops = [o for o in span if kinds[o] == _COMPUTE]
         if why:
             reason = "merged: " + "; ".join(why)
-        elif not isinstance(ops[0], (AffineForOp, AffineParallelOp)):
+        elif not isinstance(ops[0], LoopLikeOpInterface):
             reason = "top-level statements outside loops"
         else:
             reason = ""
@@ -268,17 +283,10 @@ def check_host_function(func: FuncOp) -> None:
     ``gpu.launch``, an operand-less ``func.return``)."""
     is_host = host_value_checker(func.body)
     for op in func.body.ops:
-        name = op.name
-        if name in ("arith.constant", "gpu.launch", "memref.dealloc"):
-            continue
-        if name == "memref.alloc" and all(is_host(v) for v in op.operands):
-            continue
-        if name in ("affine.apply", "affine.min", "affine.max") and all(is_host(v) for v in op.operands):
-            continue
-        if name == "func.return" and not op.operands:
+        if is_host_op(op, is_host):
             continue
         where = f" at {op.location}" if op.location else ""
-        raise TransformError(PASS, f"@{func.sym_name} is not a host function: '{name}'{where} is not a host op",
+        raise TransformError(PASS, f"@{func.sym_name} is not a host function: '{op.name}'{where} is not a host op",
                              location=op.location)
 
 
@@ -294,7 +302,7 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
     nests: list[NestPlan | TransformError | None] = []
     for unit in plan.units:
         nest = None
-        if len(unit.ops) == 1 and isinstance(unit.ops[0], (AffineForOp, AffineParallelOp)):
+        if len(unit.ops) == 1 and isinstance(unit.ops[0], LoopLikeOpInterface):
             try:
                 nest = plan_nest(unit.ops[0], block_sizes, host.is_host_value, gpu)
             except TransformError as e:

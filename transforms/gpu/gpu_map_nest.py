@@ -20,16 +20,18 @@ from affine_ir.dialects.affine import (
 )
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
-from affine_ir.dialects.memref import AllocaOp
+from affine_ir.dialects.memref import AllocaOp, AllocOp
+from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import AffineMapValue, ConstantLike, EffectKind, MemoryEffect
 from affine_ir.types import INT64_MAX, MemRefType, index, memref
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import value_name
 
-__all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HOST_MAPS", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
-           "check_block_sizes", "default_block_sizes", "map_nest", "map_sequentially", "new_launch", "parallel_band",
-           "plan_nest", "privatize_allocs"]
+__all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan", "allocates_result",
+           "check_block_sizes", "default_block_sizes", "frees_memory", "map_nest", "map_sequentially", "new_launch",
+           "parallel_band", "plan_nest", "privatize_allocs"]
 
 PASS = "gpu-map"
 
@@ -119,13 +121,22 @@ def ceil_div(a: int, b: int) -> int:
 
 
 # -- the host side ----------------------------------------------------------------------------------------------
-#: The ops that compute host index values from host index values.
-HOST_MAPS = ("affine.apply", "affine.min", "affine.max")
+def frees_memory(op: Operation) -> bool:
+    """Whether every memory effect of ``op`` frees memory, and it has one (``memref.dealloc``):
+    a host function keeps it on the host."""
+    effects = op.memory_effects()
+    return bool(effects) and all(e.kind is EffectKind.FREE for e in effects)
+
+
+def allocates_result(op: Operation) -> bool:
+    """Whether the only memory effects of ``op`` allocate its results (``memref.alloc/alloca``)."""
+    return bool(op.results) and op.memory_effects() == tuple(MemoryEffect(EffectKind.ALLOCATE, r) for r in op.results)
 
 
 def host_value_checker(body: Block):
     """A predicate: is a value a host index value of the function body ``body`` (an index argument,
-    an index constant, affine.apply/min/max of host index values at its top level)?"""
+    an index constant (``ConstantLike``), an ``AffineMapValue`` op (affine.apply/min/max) of host
+    index values at its top level)?"""
     memo: dict[Value, bool] = {}
 
     def check(v: Value) -> bool:
@@ -137,7 +148,8 @@ def host_value_checker(body: Block):
             elif owner.parent is not body or v.type != index:
                 ok = False
             else:
-                ok = owner.name == "arith.constant" or (owner.name in HOST_MAPS and all(map(check, owner.operands)))
+                ok = owner.has_trait(ConstantLike) or (owner.has_trait(AffineMapValue) and
+                                                       all(map(check, owner.operands)))
             hit = memo[v] = ok
         return hit
 
@@ -245,7 +257,7 @@ def parallel_band(op: Operation, is_host_value=None, gpu: GPUTarget = DEFAULT_GP
                 return band, f"the step of {d.name} ({d.step}) times a block of threads passes 64 bits"
         band += dims
         body = [o for o in cur.body.ops if not isinstance(o, AffineYieldOp)]
-        if len(body) != 1 or not isinstance(body[0], (AffineForOp, AffineParallelOp)):
+        if len(body) != 1 or not isinstance(body[0], LoopLikeOpInterface):
             return band, "the band ends (imperfect nest or innermost loop)"
         cur = body[0]
 
@@ -278,13 +290,13 @@ def privatize_allocs(launch: LaunchOp) -> list[str]:
     the default memory space (a workgroup buffer would be shared by the threads of a block);
     its ``memref.dealloc`` ops go. Returns the buffers' names."""
     names = []
-    for op in [o for o in launch.walk() if o.name == "memref.alloc"]:
+    for op in [o for o in launch.walk() if isinstance(o, AllocOp)]:
         old = op.results[0]
         t: MemRefType = old.type
         new = AllocaOp(memref(t.shape, t.element_type), op.operands, location=op.location, name_hint=old.name_hint)
         op.parent.insert_before(op, new)
         for use in list(old.uses):
-            if use.op.name == "memref.dealloc":
+            if frees_memory(use.op):
                 use.op.erase()
         old.replace_all_uses_with(new.results[0])
         op.erase()

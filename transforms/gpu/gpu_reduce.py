@@ -54,13 +54,14 @@ from affine_ir.dialects.affine import (
     AffineForOp,
     AffineIfOp,
     AffineLoadOp,
-    AffineParallelOp,
     AffineStoreOp,
     AffineYieldOp,
 )
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
+from affine_ir.interfaces import LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.traits import ConstantLike, EffectKind, RecursiveMemoryEffects
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
@@ -69,7 +70,7 @@ from ..errors import TransformError
 from ..loop_utils import access_subscripts, loop_name, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .gpu_map import plan_function
-from .gpu_map_nest import AXES, HostPlan, host_value_checker, new_launch
+from .gpu_map_nest import AXES, HostPlan, frees_memory, host_value_checker, new_launch
 from .gpu_reduce_plan import (
     DEFAULT_BLOCK_SIZE,
     PASS,
@@ -82,10 +83,6 @@ from .gpu_reduce_plan import (
 
 __all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row_reductions", "map_rows",
            "plan_row_reductions", "thread_per_row_reason"]
-
-_READS = ("affine.load", "affine.vector_load", "memref.load")
-_WRITES = ("affine.store", "affine.vector_store", "memref.store")
-
 
 @dataclass
 class MappedRows:
@@ -215,7 +212,7 @@ class _Rewriter:
             self.body.insert(k, new)
             self.allocs += 1
             for use in list(old.uses):
-                if use.op.name == "memref.dealloc":
+                if frees_memory(use.op):
                     use.op.erase()
             old.replace_all_uses_with(new.results[0])
             a.erase()
@@ -232,8 +229,8 @@ class _Rewriter:
 
         def need(v: Value) -> None:
             owner = v.owner
-            if isinstance(owner, Operation) and owner.parent is top and owner.name not in (
-                    "arith.constant", "memref.alloc") and not is_host(v) and owner not in needed:
+            if isinstance(owner, Operation) and owner.parent is top and not owner.has_trait(ConstantLike) and \
+                    not isinstance(owner, AllocOp) and not is_host(v) and owner not in needed:
                 needed.add(owner)
                 for w in owner.operands:
                     need(w)
@@ -336,7 +333,7 @@ class _Rewriter:
     def _thread0_stores(self) -> int:
         count = 0
         for x in list(self.body.ops):
-            if x.name in _WRITES and x.operands[1] not in self.managed:
+            if isinstance(x, MemRefAccessInterface) and x.is_write and x.memref not in self.managed:
                 guard = AffineIfOp(IntegerSet(1, 0, (AffineExpr.dim(0),), (True,)), [self.tid], location=x.location)
                 self.body.insert_before(x, guard)
                 x.detach()
@@ -345,18 +342,25 @@ class _Rewriter:
         return count
 
     def _effects(self, op: Operation) -> tuple[set[Value], set[Value]]:
+        """The memrefs (not thread-private or partial buffers) that ``op`` and the ops in it read
+        and write, from their declared effects; an op of unknown effects (or effects on memory not
+        named) reads and writes each of its memref operands. Allocations and frees race with nothing."""
         reads, writes = set(), set()
         for x in op.walk():
-            for v in x.operands:
-                if not isinstance(v.type, MemRefType) or v in self.managed or x.name in (
-                        "memref.dim", "memref.dealloc"):
+            if x.has_trait(RecursiveMemoryEffects):
+                continue
+            effects = x.memory_effects()
+            if effects is None or any(e.value is None for e in effects):
+                mems = [v for v in x.operands if isinstance(v.type, MemRefType)]
+                effects = [e for v in mems for e in ((EffectKind.READ, v), (EffectKind.WRITE, v))]
+            else:
+                effects = [(e.kind, e.value) for e in effects]
+            for kind, v in effects:
+                if v in self.managed:
                     continue
-                if x.name in _READS:
+                if kind is EffectKind.READ:
                     reads.add(v)
-                elif x.name in _WRITES and v is x.operands[1]:
-                    writes.add(v)
-                else:
-                    reads.add(v)
+                elif kind is EffectKind.WRITE:
                     writes.add(v)
         return reads, writes
 
@@ -448,7 +452,7 @@ class GpuMapReductions(Pass):
         host = HostPlan(func.body)
         gpu = gpu_target(self.target)
         for unit in units:
-            loops = [x for x in unit.ops if isinstance(x, (AffineForOp, AffineParallelOp))]
+            loops = [x for x in unit.ops if isinstance(x, LoopLikeOpInterface)]
             if not loops:
                 continue
             op = loops[0]

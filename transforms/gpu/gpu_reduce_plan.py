@@ -36,8 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import analysis
-from affine_ir import Operation, Value
+from affine_ir import FuncOp, Operation, Value
 from affine_ir.core import Block
+from affine_ir.dialects import arith
 from affine_ir.dialects.affine import (
     AffineForOp,
     AffineLoadOp,
@@ -45,14 +46,16 @@ from affine_ir.dialects.affine import (
     AffineStoreOp,
     AffineYieldOp,
 )
-from affine_ir.dialects.unregistered import UnregisteredOp
+from affine_ir.dialects.memref import AllocOp
+from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.traits import ConstantLike, EffectKind, RecursiveMemoryEffects
 from affine_ir.types import FloatType, IntegerType, MemRefType, Type
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, at_location, loop_name, value_name
 from ..memory.scalrep import same_element
-from .gpu_map_nest import AXES, BandDim, band_dims, host_value_checker
+from .gpu_map_nest import AXES, BandDim, allocates_result, band_dims, frees_memory, host_value_checker
 
 __all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for",
            "plan_row_reductions", "thread_per_row_reason"]
@@ -65,7 +68,8 @@ MAX_ROWS = 3
 #: Combining ops recognised (``arith`` name without the dialect): float, then integer kinds.
 COMBINING_KINDS = ("addf", "mulf", "maximumf", "minimumf", "addi", "muli", "maxsi", "minsi", "maxui", "minui",
                    "andi", "ori", "xori")
-_STORES = ("affine.store", "affine.vector_store", "memref.store")
+#: The combining op classes and their kinds.
+_COMBINING_OPS = {arith.OPS[k]: k for k in COMBINING_KINDS}
 
 
 @dataclass
@@ -113,7 +117,7 @@ class RowPlan:
 
 
 def _refuse(op: Operation, reason: str, dep=None) -> TransformError:
-    rows = ", ".join(d.name for d in band_dims(op)) if isinstance(op, (AffineForOp, AffineParallelOp)) else op.name
+    rows = ", ".join(d.name for d in band_dims(op)) if isinstance(op, LoopLikeOpInterface) else op.name
     return TransformError(PASS, f"cannot map the rows ({rows}){at_location(op)} to blocks: {reason}", loops=[op],
                           dependence=dep)
 
@@ -132,9 +136,14 @@ def block_size_for(requested: int, loops=(), gpu: GPUTarget = DEFAULT_GPU) -> in
     return b
 
 
+def _scalar_access(op: Operation) -> bool:
+    """An affine access of one element (``affine.load``/``affine.store``, not a vector access)."""
+    return isinstance(op, AffineAccessInterface) and op.vector_type is None
+
+
 # -- the row band ------------------------------------------------------------------------------------------------
 def _has_loop(op: Operation) -> bool:
-    return any(isinstance(x, (AffineForOp, AffineParallelOp)) for x in op.walk() if x is not op)
+    return any(isinstance(x, LoopLikeOpInterface) for x in op.walk() if x is not op)
 
 
 def _row_band(op: Operation, is_host_value) -> tuple[list[Operation], list[BandDim]]:
@@ -150,7 +159,7 @@ def _row_band(op: Operation, is_host_value) -> tuple[list[Operation], list[BandD
             dims.append(d)
         ops.append(cur)
         inner = [o for o in cur.body.ops if not isinstance(o, AffineYieldOp)]
-        if len(inner) != 1 or not isinstance(inner[0], (AffineForOp, AffineParallelOp)) or not _has_loop(inner[0]):
+        if len(inner) != 1 or not isinstance(inner[0], LoopLikeOpInterface) or not _has_loop(inner[0]):
             break
         cur = inner[0]
     if not ops:
@@ -161,8 +170,8 @@ def _row_band(op: Operation, is_host_value) -> tuple[list[Operation], list[BandD
 
 # -- reductions --------------------------------------------------------------------------------------------------
 def _kind(op: Operation) -> str | None:
-    k = op.name.removeprefix("arith.")
-    return k if op.name.startswith("arith.") and k in COMBINING_KINDS and len(op.operands) == 2 else None
+    k = _COMBINING_OPS.get(type(op))
+    return k if len(op.operands) == 2 else None
 
 
 def _chain(start: Value, end: Value, block: Block) -> str | None:
@@ -182,8 +191,8 @@ def _chain(start: Value, end: Value, block: Block) -> str | None:
     return kind
 
 
-def _only_use(v: Value, name: str, block: Block) -> Operation | None:
-    if len(v.uses) == 1 and v.uses[0].op.name == name and v.uses[0].op.parent is block:
+def _only_use(v: Value, cls: type[Operation], block: Block) -> Operation | None:
+    if len(v.uses) == 1 and isinstance(v.uses[0].op, cls) and v.uses[0].op.parent is block:
         return v.uses[0].op
     return None
 
@@ -194,8 +203,8 @@ def _reduction(start: Value, end: Value, block: Block) -> tuple[str, Type | None
     kind = _chain(start, end, block)
     if kind is not None:
         return kind, None
-    ext = _only_use(start, "arith.extf", block)
-    if ext is None or end.owner is None or getattr(end.owner, "name", "") != "arith.truncf" or \
+    ext = _only_use(start, arith.OPS["extf"], block)
+    if ext is None or end.owner is None or not isinstance(end.owner, arith.OPS["truncf"]) or \
             end.owner.parent is not block:
         return None
     kind = _chain(ext.results[0], end.owner.operands[0], block)
@@ -257,7 +266,7 @@ def _memory_reductions(loop: AffineForOp, scratch: set[Value]) -> list[RowReduct
         private = st.memref in scratch
         if not private and not _invariant(st, loop):
             continue
-        same = [o for o in loop.walk() if isinstance(o, (AffineLoadOp, AffineStoreOp)) and o is not st and
+        same = [o for o in loop.walk() if _scalar_access(o) and o is not st and
                 same_element(o, st)]
         load = same[0] if len(same) == 1 and isinstance(same[0], AffineLoadOp) and \
             any(o is same[0] for o in ops[:k]) else None
@@ -270,7 +279,7 @@ def _memory_reductions(loop: AffineForOp, scratch: set[Value]) -> list[RowReduct
                                            f"reduction s[c] = s[c] op x", loops=[loop])
             continue
         row = loop.parent.ops
-        if not private and not any(isinstance(o, (AffineLoadOp, AffineStoreOp)) and same_element(o, st)
+        if not private and not any(_scalar_access(o) and same_element(o, st)
                                    for o in row[: row.index(loop)]) and not analysis.always_runs(loop):
             raise TransformError(PASS, f"row loop {loop_name(loop)}{at_location(loop)} may run zero times and reduces "
                                        f"into {value_name(st.memref)}{at_location(st)}, which nothing before it in "
@@ -288,17 +297,17 @@ def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[Value]) 
         if isinstance(owner, Operation) and body_op.is_ancestor_of(owner):
             raise TransformError(PASS, f"the bounds of {name} use {value_name(v)}, computed in the row (a block "
                                        f"needs them before its threads split the loop)", loops=[loop])
-    inner = next((x for x in loop.walk() if x is not loop and isinstance(x, (AffineForOp, AffineParallelOp))), None)
+    inner = next((x for x in loop.walk() if x is not loop and isinstance(x, LoopLikeOpInterface)), None)
     if inner is not None:
         raise TransformError(PASS, f"{name} holds the loop {loop_name(inner)}{at_location(inner)}: nested loops deeper "
                                    f"than one level under the rows are not mapped", loops=[loop])
     reds = _iter_arg_reductions(loop) + _memory_reductions(loop, scratch)
     pairs = [{r.load, r.store} for r in reds if r.index is None]
     if reds:
-        st = next((x for x in loop.walk() if x.name in _STORES and
+        st = next((x for x in loop.walk() if isinstance(x, MemRefAccessInterface) and x.is_write and
                    not any(x in p for p in pairs)), None)
         if st is not None:
-            raise TransformError(PASS, f"{name} reduces and stores to {value_name(st.operands[1])}{at_location(st)}: "
+            raise TransformError(PASS, f"{name} reduces and stores to {value_name(st.memref)}{at_location(st)}: "
                                        f"stores in a reduction loop are not mapped", loops=[loop])
     try:
         deps = analysis.dependences(loop)
@@ -326,18 +335,17 @@ def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
     order = {o: k for k, o in enumerate(op.walk())}
     out = []
     for a in top.ops:
-        if a.name not in ("memref.alloc", "memref.alloca") or a.operands or not isinstance(a.results[0].type,
-                                                                                           MemRefType):
+        if not allocates_result(a) or a.operands or not isinstance(a.results[0].type, MemRefType):
             continue
         mem = a.results[0]
         accesses = []
         ok = True
         for use in mem.uses:
             u = use.op
-            if u.name == "memref.dealloc" and u.parent is top and where[u] > where[op]:
+            if frees_memory(u) and u.parent is top and where[u] > where[op]:
                 continue
-            if u not in order or not isinstance(u, (AffineLoadOp, AffineStoreOp)) or u.memref is not mem or \
-                    (isinstance(u, AffineStoreOp) and u.value is mem) or _subscripts(u) is None:
+            if u not in order or not _scalar_access(u) or u.memref is not mem or u.value_to_store is mem or \
+                    _subscripts(u) is None:
                 ok = False
                 break
             accesses.append(u)
@@ -363,12 +371,12 @@ def _check_operands(op: Operation) -> None:
         if not isinstance(owner, Operation):
             return True
         if owner not in memo:
-            memo[owner] = owner.name in ("arith.constant", "memref.alloc") or is_host(v) or \
+            memo[owner] = owner.has_trait(ConstantLike) or isinstance(owner, AllocOp) or is_host(v) or \
                 (owner.is_pure and not owner.regions and all(on_host(w) for w in owner.operands))
         return memo[owner]
 
     for x in op.walk():
-        if isinstance(x, UnregisteredOp) or x.name == "func.call" or x.name.startswith("gpu."):
+        if x.memory_effects() is None and not x.has_trait(RecursiveMemoryEffects):
             raise _refuse(op, f"'{x.name}'{at_location(x)} cannot run in a row's block")
         for v in x.operands:
             owner = v.owner
@@ -383,7 +391,7 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     """The mapping of the top-level nest ``op`` to one block per row on ``gpu`` (see
     :class:`RowPlan` and the module docstring), or TransformError naming the loop and the reason
     (also a constant grid beyond ``gpu.max_grid_dims``). Changes nothing."""
-    if op.parent is None or not isinstance(op.parent_op, Operation) or op.parent_op.name != "func.func":
+    if op.parent is None or not isinstance(op.parent_op, FuncOp):
         raise TransformError(PASS, f"cannot map '{op.name}'{at_location(op)}: not a top-level nest of a function",
                              loops=[op])
     block_size_for(block_size, gpu=gpu)
@@ -407,7 +415,7 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
             continue
         elif x.regions:
             raise _refuse(op, f"'{x.name}'{at_location(x)} in the row body: only row loops may hold regions there")
-        elif x.name in ("memref.alloc", "memref.alloca", "memref.dealloc"):
+        elif any(e.kind in (EffectKind.ALLOCATE, EffectKind.FREE) for e in x.memory_effects() or ()):
             raise _refuse(op, f"'{x.name}'{at_location(x)} in the row body: allocations are not mapped")
     if not plan.reductions:
         raise _refuse(op, "no row loop reduces anything (nothing for block reductions)")
@@ -439,7 +447,7 @@ def thread_per_row_reason(plan: RowPlan) -> str:
     ivs = {d.iv for d in plan.rows}
     for loop in plan.loops:
         for x in loop.walk():
-            if not isinstance(x, (AffineLoadOp, AffineStoreOp)):
+            if not _scalar_access(x):
                 continue
             leaves: list[Value] = []
             subs = access_subscripts(x, leaves)

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 
 import analysis
 from affine_ir import AffineExpr, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp
+from affine_ir.traits import is_memory_effect_free
 from analysis.gpu_models import GPUCostModel
 from analysis.loops import perfect_band
 from analysis.targets import DEFAULT_GPU, GPUTarget
@@ -165,11 +166,14 @@ def _is_guarded_read(op: Operation) -> bool:
     then = [o for o in op.then_block.ops if not isinstance(o, AffineYieldOp)]
     other = [o for o in op.else_block.ops if not isinstance(o, AffineYieldOp)]
     loads = [o for o in then if isinstance(o, AffineLoadOp)]
-    plain = all(not o.regions and not isinstance(o, AffineStoreOp) and o.name not in _MEMORY_OPS for o in then)
+    plain = all(not o.regions and _load_or_compute(o) for o in then)
     return len(loads) == 1 and plain and all(isinstance(o, ConstantOp) for o in other)
 
 
-_MEMORY_OPS = ("memref.store", "memref.load", "func.call")
+def _load_or_compute(op: Operation) -> bool:
+    """An ``affine.load``, or an op without memory effects (arithmetic); not a store, another
+    access or an op of unknown effects (a call)."""
+    return isinstance(op, AffineLoadOp) or is_memory_effect_free(op)
 
 
 def _constant_loop(loop: AffineForOp) -> int | None:
@@ -273,7 +277,7 @@ def _reduction_reads(inner: AffineForOp, roles: dict, nest: Operation) -> tuple[
         if isinstance(op, AffineYieldOp):
             continue
         guarded = _is_guarded_read(op)
-        if (op.regions and not guarded) or isinstance(op, AffineStoreOp) or op.name in _MEMORY_OPS:
+        if (op.regions and not guarded) or not (guarded or _load_or_compute(op)):
             return [], f"the reduction ({loop_name(inner)}) holds '{op.name}' (only affine loads and arithmetic)"
         if isinstance(op, AffineLoadOp) or guarded:
             used = _uses(op, roles, nest)
@@ -427,7 +431,7 @@ def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
     _, m, n, _ = c.sizes
     if not (m % tiles.BM or n % tiles.BN):
         return None
-    if any(op.name.startswith(("affine.load", "affine.store", "memref.")) or op.regions for op in c.pre):
+    if any(not is_memory_effect_free(op) or op.regions for op in c.pre):
         return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
                 f"values past the sizes, and they access memory")
     if c.direct:
