@@ -79,6 +79,7 @@ __all__ = [
     "ReturnLike", "SameOperandsAndResultType", "Synchronization", "LEGACY_FLAGS", "TraitFlag", "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free",
     "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
+    "allocating_op", "frees",
 ]
 
 
@@ -288,3 +289,20 @@ def _values_with(op: Operation, kinds: tuple[EffectKind, ...]) -> tuple[Value, .
                 return None
             out[e.value] = None
     return tuple(out)
+
+
+def allocating_op(value: Value) -> Operation | None:
+    """The op that allocates ``value`` (``memref.alloc``/``alloca``): its defining op when that op
+    declares an ALLOCATE effect on it; None for a block argument or any other definition."""
+    from .core import Operation
+
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return None
+    effects = owner.memory_effects() or ()
+    return owner if any(e.kind is EffectKind.ALLOCATE and e.value is value for e in effects) else None
+
+
+def frees(op: Operation, value: Value) -> bool:
+    """Whether ``op`` declares a FREE effect on ``value`` (``memref.dealloc``)."""
+    return any(e.kind is EffectKind.FREE and e.value is value for e in op.memory_effects() or ())

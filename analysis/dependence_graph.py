@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 
-from .dependences import Dependence, DependenceAnalysis, _kind, _value_name
+from .dependences import Dependence, DependenceAnalysis, dependence_kind, value_name
 from .isl_bridge import Statement
 
 __all__ = ["DependenceGraph", "Edge", "Node"]
@@ -166,7 +166,7 @@ class DependenceGraph:
             for t in b.statements:
                 if s.memref is not t.memref:
                     continue
-                kind = _kind(s, t)
+                kind = dependence_kind(s, t)
                 if (kind == "RAR" and not self.include_rar) or (id(s.memref), kind) in found:
                     continue
                 exact = s.is_affine and t.is_affine and not (s.in_unknown_region or t.in_unknown_region)
@@ -276,7 +276,7 @@ class DependenceGraph:
             lines.append(f"node {n.id}: {n.op.name}{where} ({len(n.loads)} loads, {len(n.stores)} stores)")
             for e in self.out_edges(n):
                 note = "" if e.exact else " (may)"
-                lines.append(f"  -> {e.dst} {e.kind} {_value_name(e.value)}{note}")
+                lines.append(f"  -> {e.dst} {e.kind} {value_name(e.value)}{note}")
         return "\n".join(lines)
 
 

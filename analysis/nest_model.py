@@ -28,7 +28,9 @@ class _Access:
     __slots__ = ("memref", "exprs", "write", "lanes", "loops")
 
 
-class _Node:
+class NestNode:
+    """A node of the band tree: its own loops, its range of accesses, its children, a label."""
+
     __slots__ = ("own", "start", "end", "children", "label")
 
 
@@ -36,7 +38,7 @@ class _Memref:
     __slots__ = ("name", "shape", "esize")
 
 
-class _Nest:
+class NestModel:
     """Loops (pre-order), accesses (walk order), memrefs, op counts and the band tree."""
 
     def __init__(self, nest: Operation, symbol_values: Mapping | None):
@@ -57,8 +59,8 @@ class _Nest:
         self._count_ops(root_ops)
 
     # nodes
-    def _container(self, ops: Sequence[Operation], own: tuple[int, ...], label: str) -> _Node:
-        node = _Node()
+    def _container(self, ops: Sequence[Operation], own: tuple[int, ...], label: str) -> NestNode:
+        node = NestNode()
         node.own, node.label, node.start = own, label, len(self.accesses)
         children = []
         for op in ops:
@@ -67,14 +69,14 @@ class _Nest:
             elif op.regions:
                 children.append(self._container([o for r in op.regions for b in r.blocks for o in b.ops], (), op.name))
             elif self._access(op):
-                leaf = _Node()
+                leaf = NestNode()
                 leaf.own, leaf.children, leaf.label = (), (), op.name
                 leaf.start, leaf.end = len(self.accesses) - 1, len(self.accesses)
                 children.append(leaf)
         node.children, node.end = tuple(children), len(self.accesses)
         return node
 
-    def _loop_node(self, op: AffineForOp) -> _Node:
+    def _loop_node(self, op: AffineForOp) -> NestNode:
         band = []
         while True:
             band.append(self._add_loop(op))
