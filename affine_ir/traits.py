@@ -52,7 +52,8 @@ min/max``, ``memref.dim``, gpu ids, ``gpu.subgroup_mma_compute/constant_matrix``
 on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``IsTerminator`` and
 ``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
 ``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
-``gpu.barrier``: ``Synchronization``. Effects: loads READ and stores WRITE their memref (affine,
+``gpu.barrier``: ``Synchronization``; ``Arithmetic``: the arith and math elementwise ops, comparisons,
+``arith.select`` and casts. Effects: loads READ and stores WRITE their memref (affine,
 memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
 ``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
 
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
     from .core import Operation, Value
 
 __all__ = [
-    "AffineScope", "AlwaysSpeculatable", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
+    "AffineScope", "AlwaysSpeculatable", "Arithmetic", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
     "ReturnLike", "SameOperandsAndResultType", "Synchronization", "LEGACY_FLAGS", "TraitFlag", "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free",
@@ -141,6 +142,12 @@ class RecursiveMemoryEffects(OpTrait):
 
 class ConstantLike(OpTrait):
     """The op materializes a constant attribute as its single result (``arith.constant``)."""
+
+
+class Arithmetic(OpTrait):
+    """The op computes its result from its operands' values alone, one arithmetic instruction
+    per element: the arith and math computations (elementwise ops, comparisons, ``select``,
+    casts), not constants. What a cost model counts as an operation."""
 
 
 class Synchronization(OpTrait):

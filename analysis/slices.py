@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_ir import AffineExpr, AffineMap, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
+from affine_ir.interfaces import LoopLikeOpInterface
 
 from .isl_bridge import (
     LoopInfo,
@@ -314,8 +314,7 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
 
 
 def _check_nests(src: Operation, dst: Operation, depth: int) -> None:
-    loops = (AffineForOp, AffineParallelOp)
-    if not isinstance(src, loops) or not isinstance(dst, loops):
+    if not isinstance(src, LoopLikeOpInterface) or not isinstance(dst, LoopLikeOpInterface):
         raise SliceError("both nests must be affine loops")
     if src is dst or src.parent is None or src.parent is not dst.parent:
         raise SliceError(f"{op_label(src)} and {op_label(dst)} are not two loops of one block")
@@ -342,7 +341,7 @@ def _prefix(s: isl.Set, n: int, name: str) -> isl.Set:
 
 
 def _step(lp: LoopInfo) -> int:
-    return lp.op.step if isinstance(lp.op, AffineForOp) else lp.op.steps[lp.index]
+    return lp.op.steps[lp.index]
 
 
 def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff], lp: LoopInfo,
@@ -436,10 +435,10 @@ def _counts(s: ComputationSlice, scop: Scop,
     prefix iterations), each None when unknown (unbounded or too big to count). Symbols
     without a value in ``symbol_values`` take :data:`DEFAULT_SYMBOL_VALUE` (noted)."""
     pre_dom, src_dom, per = s._domains
-    values = {id(v): x for v, x in (symbol_values or {}).items()}
+    values = symbol_values or {}
     fixed = dict(symbol_values or {})
     for name, v in scop.params.values():
-        if id(v) in values:
+        if v in values:
             continue
         for x in (pre_dom, src_dom, s.box):
             pos = x.find_dim_by_name(_DT.param, name)
@@ -472,7 +471,7 @@ def nest_work(nest: Operation, scop: Scop, symbol_values: dict[Value, int] | Non
         if op.regions or op.is_terminator:
             continue
         loop = op.parent_op
-        while loop is not None and not isinstance(loop, (AffineForOp, AffineParallelOp)):
+        while loop is not None and not isinstance(loop, LoopLikeOpInterface):
             loop = loop.parent_op
         if loop is not None and (loop is nest or nest.is_ancestor_of(loop)):
             per_loop[loop] = per_loop.get(loop, 0) + 1
