@@ -334,7 +334,7 @@ def _coordinate(point: isl.Point, kind, k: int) -> int:
 def _witness(s: Statement, ivs: dict[Value, int], params: dict[str, int], scop: Scop) -> dict[str, int]:
     """The values of the IVs and symbols the subscript of ``s`` uses (through affine.apply too)."""
     out: dict[str, int] = {}
-    param_names = {id(v): n for n, v in scop.params.values()}
+    param_names = {v: n for n, v in scop.params.values()}
 
     def visit(v: Value) -> None:
         if v in ivs:
@@ -342,8 +342,8 @@ def _witness(s: Statement, ivs: dict[Value, int], params: dict[str, int], scop: 
         elif isinstance(v.owner, AffineApplyOp):
             for x in v.owner.operands:
                 visit(x)
-        elif id(v) in param_names and param_names[id(v)] in params:
-            out.setdefault(_name(v), params[param_names[id(v)]])
+        elif v in param_names and param_names[v] in params:
+            out.setdefault(_name(v), params[param_names[v]])
 
     for v in s.op.indices:
         visit(v)

@@ -223,12 +223,12 @@ class DependenceAnalysis:
         self._cache: dict[tuple[int, int], Dependence | None] = {}
 
     def all(self, include_rar: bool = False) -> list[Dependence]:
-        by_memref: dict[int, list[Statement]] = {}
+        by_memref: dict[Value, list[Statement]] = {}
         for s in self.statements:
-            by_memref.setdefault(id(s.memref), []).append(s)
+            by_memref.setdefault(s.memref, []).append(s)
         out = []
         for s in self.statements:
-            for t in by_memref[id(s.memref)]:
+            for t in by_memref[s.memref]:
                 if s.is_write or t.is_write or include_rar:
                     dep = self.pair(s, t)
                     if dep is not None:

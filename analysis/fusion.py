@@ -115,14 +115,14 @@ def _structure(s: ComputationSlice, src: list[Statement], dst: list[Statement]) 
         if not inner.is_ancestor_of(t.op):
             return (f"the producer's '{t.op.name}'{_at(t.op)} is outside its slice loops "
                     f"({', '.join(value_label(lp.iv) for lp in s.src_loops)})")
-    shared = {id(t.memref) for t in src}
+    shared = {t.memref for t in src}
     for t in src + dst:
-        if id(t.memref) in shared and (not t.is_affine or t.opaque or t.in_unknown_region):
+        if t.memref in shared and (not t.is_affine or t.opaque or t.in_unknown_region):
             return f"'{t.op.name}'{_at(t.op)} on {value_label(t.memref)} is not an affine access"
-    written = {id(t.memref) for t in src if t.is_write}
+    written = {t.memref for t in src if t.is_write}
     pre = s.dst_loops[-1].op
     for t in dst:
-        if id(t.memref) in shared and (t.is_write or id(t.memref) in written) and not pre.is_ancestor_of(t.op):
+        if t.memref in shared and (t.is_write or t.memref in written) and not pre.is_ancestor_of(t.op):
             return (f"the consumer's '{t.op.name}'{_at(t.op)} on {value_label(t.memref)} is outside "
                     f"{value_label(s.dst_loops[-1].iv)}, the loop that would receive the slice")
     return None
@@ -220,9 +220,9 @@ def reads_covered_within(analysis: DependenceAnalysis, nest: Operation, memref, 
 def _exposed_read(da: DependenceAnalysis, s: ComputationSlice, src: list[Statement], nsrc: int) -> str | None:
     """A producer read of an element that its own slice iteration stores, not after a store
     of that iteration to it: the first such read, described."""
-    written = {id(t.memref) for t in src if t.is_write}
+    written = {t.memref for t in src if t.is_write}
     for r in src:
-        if r.is_write or id(r.memref) not in written:
+        if r.is_write or r.memref not in written:
             continue
         writes = [w for w in src if w.is_write and w.memref is r.memref]
         same = None

@@ -100,8 +100,8 @@ class Scop:
     def __init__(self, root: Operation):
         self.root = root
         self.ctx = isl.DEFAULT_CONTEXT
-        self.params: dict[int, tuple[str, Value]] = {}
-        self.memrefs: dict[int, tuple[str, Value]] = {}
+        self.params: dict[Value, tuple[str, Value]] = {}
+        self.memrefs: dict[Value, tuple[str, Value]] = {}
         self.statements: list[Statement] = []
         self._domains: dict[tuple, tuple[isl.Set, bool]] = {}
         self._collect(root, [], [], (), False)
@@ -135,7 +135,7 @@ class Scop:
 
     # -- names -------------------------------------------------------------------------
     def param_name(self, v: Value) -> str:
-        entry = self.params.get(id(v))
+        entry = self.params.get(v)
         if entry is None:
             base = re.sub(r"[^A-Za-z0-9_]", "_", v.name_hint or "p") or "p"
             if not base[0].isalpha():
@@ -144,13 +144,13 @@ class Scop:
             name, k = base, 0
             while name in taken or name in _ISL_KEYWORDS or re.fullmatch(r"[ioej]\d+", name):
                 name, k = f"{base}_{k}", k + 1
-            entry = self.params[id(v)] = (name, v)
+            entry = self.params[v] = (name, v)
         return entry[0]
 
     def memref_name(self, v: Value) -> str:
-        entry = self.memrefs.get(id(v))
+        entry = self.memrefs.get(v)
         if entry is None:
-            entry = self.memrefs[id(v)] = (f"M{len(self.memrefs)}", v)
+            entry = self.memrefs[v] = (f"M{len(self.memrefs)}", v)
         return entry[0]
 
     # -- expressions ---------------------------------------------------------------------
@@ -185,7 +185,7 @@ class Scop:
     # -- domains and accesses --------------------------------------------------------------
     def _model(self, s: Statement) -> None:
         # Statements under the same loops and guards share their domain (parsed once).
-        key = (tuple((id(lp.op), lp.index) for lp in s.loops), tuple((id(g), then) for g, then in s.guards))
+        key = (tuple((lp.op, lp.index) for lp in s.loops), tuple(s.guards))
         cached = self._domains.get(key)
         if cached is not None:
             s.domain = cached[0].set_tuple_name(s.name)

@@ -296,7 +296,7 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
     pairs = [(a, b) for a in src_stmts for b in dst_stmts if a.memref is b.memref]
     if not pairs:
         raise SliceError(f"no dependence: {op_label(src_nest)} writes no memref that {op_label(dst_nest)} accesses")
-    for s in {id(x): x for p in pairs for x in p}.values():
+    for s in (x for p in pairs for x in p):  # the first one that is not affine, in pair order
         if not s.is_affine or s.in_unknown_region:
             raise SliceError(f"'{s.op.name}' on {value_label(s.memref)} is not an affine access in an affine nest")
     deps = []
