@@ -10,7 +10,7 @@ from affine_ir import AffineExpr, FuncOp, ModuleOp, Operation, Value
 from affine_ir.affine_expr import constant as _const
 from affine_ir.affine_expr import dim as _dim
 from affine_ir.affine_map import AffineMap
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine import AffineForOp, AffineMaxOp, AffineMinOp
 from affine_ir.dialects.arith import AddfOp, MulfOp, SubfOp
 from affine_ir.dialects.math import FmaOp
 from affine_ir.interfaces import AffineAccessInterface, MemRefAccessInterface
@@ -84,7 +84,7 @@ class NestModel:
         band = []
         while True:
             band.append(self._add_loop(op))
-            body = [o for o in op.body.ops if not o.is_terminator]
+            body = [o for o in op.body.ops if not o.has_trait(IsTerminator)]
             if len(body) == 1 and isinstance(body[0], AffineForOp):
                 op = body[0]
                 continue
@@ -119,7 +119,7 @@ class NestModel:
 
     def _bound(self, m, operands, lower, name) -> tuple[AffineExpr, ...]:
         owner = operands[0].owner if len(operands) == 1 and m.num_results == 1 else None
-        if isinstance(owner, Operation) and owner.name == ("affine.max" if lower is None else "affine.min") \
+        if isinstance(owner, AffineMaxOp if lower is None else AffineMinOp) \
                 and (m.results[0].is_dim or m.results[0].is_symbol):  # `to %ub` with %ub = affine.min ...
             m, operands = owner.attributes["map"], owner.operands
         exprs = [self.expr(v) for v in operands]

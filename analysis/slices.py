@@ -49,6 +49,7 @@ import islpy as isl
 
 from affine_ir import AffineExpr, AffineMap, Operation, Value
 from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import IsTerminator
 
 from .isl_bridge import (
     LoopInfo,
@@ -468,7 +469,7 @@ def nest_work(nest: Operation, scop: Scop, symbol_values: dict[Value, int] | Non
     (else :data:`DEFAULT_SYMBOL_VALUE`); None when a count is unbounded or too large."""
     per_loop: dict[Operation, int] = {}
     for op in nest.walk():
-        if op.regions or op.is_terminator:
+        if op.regions or op.has_trait(IsTerminator):
             continue
         loop = op.parent_op
         while loop is not None and not isinstance(loop, LoopLikeOpInterface):
