@@ -592,3 +592,21 @@ def test_a_new_op_with_unknown_effects_blocks_parallelism_and_orders_its_memrefs
     assert all(not d.exact and d.depths[0] == 1 for d in deps)  # carried by %i: no iteration moves past it
     graph = DependenceGraph(func)
     assert graph.node(loop).opaque == [mystery]
+
+
+def test_a_barrier_in_a_loop_keeps_it_sequential():
+    """gpu.barrier declares no effects (unknown): its loop is not parallel, as for a call (before the
+    traits only calls and unregistered ops were looked for)."""
+    func = air.parse("""
+func.func @f(%A: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %v = affine.load %A[%i] : memref<64xf32>
+    gpu.barrier
+    affine.store %v, %A[%i] : memref<64xf32>
+  }
+  return
+}""").body.ops[0]
+    loop = func.body.ops[0]
+    assert all(d.depths[0] > 1 for d in dependences(loop))  # the accesses alone carry nothing
+    decision = parallel_decision(loop)
+    assert not decision.parallel and "'gpu.barrier'" in decision.reason
