@@ -52,7 +52,8 @@ min/max``, ``memref.dim``, gpu ids, ``gpu.subgroup_mma_compute/constant_matrix``
 on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``IsTerminator`` and
 ``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
 ``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
-``gpu.barrier``: ``Synchronization``. Effects: loads READ and stores WRITE their memref (affine,
+``gpu.barrier``: ``Synchronization``; ``Arithmetic``: the arith and math elementwise ops, comparisons,
+``arith.select`` and casts. Effects: loads READ and stores WRITE their memref (affine,
 memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
 ``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
 ``AffineMapValue``: ``affine.apply/min/max`` (an index value the host of a GPU program computes).
@@ -75,12 +76,13 @@ if TYPE_CHECKING:
     from .core import Operation, Value
 
 __all__ = [
-    "AffineScope", "AlwaysSpeculatable", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
+    "AffineScope", "AlwaysSpeculatable", "Arithmetic", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
     "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "LEGACY_FLAGS", "TraitFlag",
     "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free",
     "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
+    "allocating_op", "frees",
 ]
 
 
@@ -142,6 +144,12 @@ class RecursiveMemoryEffects(OpTrait):
 
 class ConstantLike(OpTrait):
     """The op materializes a constant attribute as its single result (``arith.constant``)."""
+
+
+class Arithmetic(OpTrait):
+    """The op computes its result from its operands' values alone, one arithmetic instruction
+    per element: the arith and math computations (elementwise ops, comparisons, ``select``,
+    casts), not constants. What a cost model counts as an operation."""
 
 
 class Synchronization(OpTrait):
@@ -297,3 +305,20 @@ def _values_with(op: Operation, kinds: tuple[EffectKind, ...]) -> tuple[Value, .
                 return None
             out[e.value] = None
     return tuple(out)
+
+
+def allocating_op(value: Value) -> Operation | None:
+    """The op that allocates ``value`` (``memref.alloc``/``alloca``): its defining op when that op
+    declares an ALLOCATE effect on it; None for a block argument or any other definition."""
+    from .core import Operation
+
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return None
+    effects = owner.memory_effects() or ()
+    return owner if any(e.kind is EffectKind.ALLOCATE and e.value is value for e in effects) else None
+
+
+def frees(op: Operation, value: Value) -> bool:
+    """Whether ``op`` declares a FREE effect on ``value`` (``memref.dealloc``)."""
+    return any(e.kind is EffectKind.FREE and e.value is value for e in op.memory_effects() or ())

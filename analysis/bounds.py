@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_ir import FuncOp, Location, ModuleOp, Operation, Value
-from affine_ir.dialects.affine import AffineApplyOp, AffineVectorLoadOp, AffineVectorStoreOp, _AccessOp
-from affine_ir.dialects.memref import AllocaOp, AllocOp, DimOp
-from affine_ir.types import MemRefType, VectorType
+from affine_ir.dialects.affine import AffineApplyOp
+from affine_ir.dialects.memref import DimOp
+from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.traits import allocating_op
+from affine_ir.types import MemRefType
 
-from .isl_bridge import Scop, Statement, UnsupportedError, _constant_index
+from .isl_bridge import Scop, Statement, UnsupportedError, constant_index
 from .isl_results import BudgetExceeded, isl_budget, val_to_int
 
 __all__ = ["BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds"]
@@ -154,7 +156,7 @@ def bounds_check(func: FuncOp) -> BoundsCheck:
     for s in scop.statements:
         if s.opaque:
             continue
-        if not (s.is_affine and isinstance(s.op, _AccessOp)):
+        if not (s.is_affine and isinstance(s.op, AffineAccessInterface)):
             result.unchecked.append(s.op)
             continue
         try:
@@ -233,10 +235,10 @@ class _SizeParams:
             return str(size)
         for name, v in self.scop.params.values():
             if isinstance(v.owner, DimOp) and v.owner.operands[0] is memref and \
-                    _constant_index(v.owner.operands[1]) == d:
+                    constant_index(v.owner.operands[1]) == d:
                 return name
-        owner = memref.owner
-        if isinstance(owner, (AllocOp, AllocaOp)):
+        owner = allocating_op(memref)
+        if owner is not None:
             k = sum(x is None for x in memref.type.shape[:d])
             try:
                 return self.scop.value_expr(owner.operands[k], []).strip("()")
@@ -273,7 +275,7 @@ class _SizeParams:
         if k is not None:
             return ParamSource(name, k)
         if isinstance(v.owner, DimOp):
-            k, d = _arg_position(args, v.owner.operands[0]), _constant_index(v.owner.operands[1])
+            k, d = _arg_position(args, v.owner.operands[0]), constant_index(v.owner.operands[1])
             if k is not None and d is not None:
                 return ParamSource(name, k, d)
         return None
@@ -296,7 +298,7 @@ def _violation(s: Statement, d: int, oob: isl.Set, sizes: _SizeParams) -> Bounds
     index = _coordinate(point, _DT.set, depth + d)
     size_term = sizes.term(s.memref, d)
     size = int(size_term) if size_term.lstrip("-").isdigit() else params[size_term]
-    op: _AccessOp = s.op
+    op: AffineAccessInterface = s.op
     witness = _witness(s, ivs, params, sizes.scop)
     names = [_name(v) for v in op.indices]
     m = op.map
@@ -304,7 +306,7 @@ def _violation(s: Statement, d: int, oob: isl.Set, sizes: _SizeParams) -> Bounds
                           for e in m.results)
     with_part = (" with " + ", ".join(f"{n} = {x}" for n, x in witness.items())) if witness else ""
     detail = f"dimension {d} has size {size}"
-    vt = _vector_type(op)
+    vt = op.vector_type
     if vt is not None:
         detail += f"; the {vt} access reaches index {index}"
     elif not _is_bare_operand(m.results[d], m):
@@ -332,7 +334,7 @@ def _coordinate(point: isl.Point, kind, k: int) -> int:
 def _witness(s: Statement, ivs: dict[Value, int], params: dict[str, int], scop: Scop) -> dict[str, int]:
     """The values of the IVs and symbols the subscript of ``s`` uses (through affine.apply too)."""
     out: dict[str, int] = {}
-    param_names = {id(v): n for n, v in scop.params.values()}
+    param_names = {v: n for n, v in scop.params.values()}
 
     def visit(v: Value) -> None:
         if v in ivs:
@@ -340,18 +342,12 @@ def _witness(s: Statement, ivs: dict[Value, int], params: dict[str, int], scop: 
         elif isinstance(v.owner, AffineApplyOp):
             for x in v.owner.operands:
                 visit(x)
-        elif id(v) in param_names and param_names[id(v)] in params:
-            out.setdefault(_name(v), params[param_names[id(v)]])
+        elif v in param_names and param_names[v] in params:
+            out.setdefault(_name(v), params[param_names[v]])
 
     for v in s.op.indices:
         visit(v)
     return out
-
-
-def _vector_type(op: _AccessOp) -> VectorType | None:
-    t = op.result.type if isinstance(op, AffineVectorLoadOp) else \
-        op.value.type if isinstance(op, AffineVectorStoreOp) else None
-    return t if isinstance(t, VectorType) else None
 
 
 def _is_bare_operand(e, m) -> bool:

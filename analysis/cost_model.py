@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from affine_ir import Operation
 
-from .nest_model import DEFAULT_SYMBOL_VALUE, _Nest, _Node
+from .nest_model import DEFAULT_SYMBOL_VALUE, NestModel, NestNode
 from .targets import CPUTarget, GPUTarget, Target
 from .targets import target as _target_named
 
@@ -174,17 +174,17 @@ def _time(s: float) -> str:
 class _Eval:
     """One (nest, tile sizes) point: schedules, memoized footprints, traffic per level."""
 
-    def __init__(self, nest: _Nest, sizes: dict[int, int]):
+    def __init__(self, nest: NestModel, sizes: dict[int, int]):
         self.nest, self.sizes = nest, sizes
         self.root_dims = tuple((g, "t") for g in nest.band if g in sizes) + tuple((g, "p") for g in nest.band)
-        self._memo: dict[tuple[int, int], dict[int, tuple[list[int], bool, bool]]] = {}
+        self._memo: dict[tuple[NestNode, int], dict[int, tuple[list[int], bool, bool]]] = {}
 
-    def dims(self, node: _Node) -> tuple:
+    def dims(self, node: NestNode) -> tuple:
         return self.root_dims if node is self.nest.root else tuple((g, "p") for g in node.own)
 
-    def footprint(self, node: _Node, chain: tuple, d: int) -> dict[int, tuple[list[int], bool, bool]]:
+    def footprint(self, node: NestNode, chain: tuple, d: int) -> dict[int, tuple[list[int], bool, bool]]:
         """memref -> (box extents, read, written) for ``node``'s accesses with ``chain[:d]`` fixed."""
-        key = (id(node), d)
+        key = (node, d)
         if key in self._memo:
             return self._memo[key]
         point = {g: True for g, k in chain[:d] if k == "p"}
@@ -279,7 +279,7 @@ def estimate_cost(nest: Operation, target: Target | str, tile_sizes=None, *, sym
     ``tensor_cores`` choose the peak rate (default: the nest's most frequent float type, on
     CUDA/vector cores; fp32 on tensor cores means TF32). See the module docstring for the model.
     """
-    return _estimate(_Nest(nest, symbol_values), target, tile_sizes, compute_dtype, tensor_cores, parallel_loops)
+    return _estimate(NestModel(nest, symbol_values), target, tile_sizes, compute_dtype, tensor_cores, parallel_loops)
 
 
 def rank_tile_sizes(nest: Operation, candidates: Iterable, target: Target | str, **options) -> list[tuple]:
@@ -289,7 +289,7 @@ def rank_tile_sizes(nest: Operation, candidates: Iterable, target: Target | str,
     unknown = set(options) - {"symbol_values", "compute_dtype", "tensor_cores", "parallel_loops"}
     if unknown:
         raise TypeError(f"rank_tile_sizes got unknown options: {', '.join(sorted(unknown))}")
-    model = _Nest(nest, options.pop("symbol_values", None))
+    model = NestModel(nest, options.pop("symbol_values", None))
     keyed = []
     for i, c in enumerate(candidates):
         rep = _estimate(model, target, c, options.get("compute_dtype"), options.get("tensor_cores", False),
@@ -301,7 +301,7 @@ def rank_tile_sizes(nest: Operation, candidates: Iterable, target: Target | str,
 
 def tile_working_set(nest: Operation, tile_sizes=None, *, symbol_values: Mapping | None = None) -> int:
     """Bytes of one tile's footprint (all memrefs' boxes, exact element bytes) under ``tile_sizes``."""
-    model = _Nest(nest, symbol_values)
+    model = NestModel(nest, symbol_values)
     return _working_set(model, _sizes(model, tile_sizes))
 
 
@@ -318,7 +318,7 @@ def tile_sizes_for_capacity(nest: Operation, capacity_bytes: int, *, symbol_valu
     ``adjustToDivisorsOfTripCounts``, a size drops to a divisor of a constant trip count.
     When not even a tile of one iteration per loop fits, the sizes are all 1.
     """
-    model = _Nest(nest, symbol_values)
+    model = NestModel(nest, symbol_values)
     band, trips = model.band, [model.loops[g].trip for g in model.band]
     if not band:
         return ()
@@ -348,7 +348,7 @@ def tile_sizes_for_capacity(nest: Operation, capacity_bytes: int, *, symbol_valu
     return tuple(sizes)
 
 
-def _sizes(model: _Nest, tile_sizes) -> dict[int, int]:
+def _sizes(model: NestModel, tile_sizes) -> dict[int, int]:
     """Band loop index -> tile size, for sizes that actually tile (below the trip count)."""
     if tile_sizes is None:
         return {}
@@ -369,7 +369,7 @@ def _sizes(model: _Nest, tile_sizes) -> dict[int, int]:
     return out
 
 
-def _band_loop(model: _Nest, key) -> int:
+def _band_loop(model: NestModel, key) -> int:
     for g in model.band:
         lp = model.loops[g]
         hint = lp.op.induction_var.name_hint
@@ -379,14 +379,14 @@ def _band_loop(model: _Nest, key) -> int:
     raise ValueError(f"{key!r} is not a loop of the outermost perfect band (band: {names})")
 
 
-def _working_set(model: _Nest, sizes: dict[int, int]) -> int:
+def _working_set(model: NestModel, sizes: dict[int, int]) -> int:
     ev = _Eval(model, sizes)
     d = sum(1 for _, k in ev.root_dims if k == "t")
     fp = ev.footprint(model.root, ev.root_dims, d)
     return sum(ev.bytes_of(m, ext, 1) for m, (ext, _, _) in fp.items())
 
 
-def _parallel_band(model: _Nest, parallel_loops) -> set[int]:
+def _parallel_band(model: NestModel, parallel_loops) -> set[int]:
     if parallel_loops is not None:
         return {_band_loop(model, k) for k in parallel_loops}
     accs = model.accesses[model.root.start: model.root.end]
@@ -407,7 +407,7 @@ def _parallel_band(model: _Nest, parallel_loops) -> set[int]:
     return out
 
 
-def _estimate(model: _Nest, target: Target | str, tile_sizes, compute_dtype, tensor_cores, parallel_loops
+def _estimate(model: NestModel, target: Target | str, tile_sizes, compute_dtype, tensor_cores, parallel_loops
               ) -> CostReport:
     target = _target_named(target) if isinstance(target, str) else target
     sizes = _sizes(model, tile_sizes)

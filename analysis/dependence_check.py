@@ -23,7 +23,7 @@ conservative answers: ``[0, 0]`` before the carrying loop, ``[1, +inf]`` for it 
 from __future__ import annotations
 
 from affine_ir import FuncOp, Operation
-from affine_ir.dialects.affine import AffineLoadOp, AffineStoreOp
+from affine_ir.interfaces import AffineAccessInterface
 
 from .dependences import DependenceAnalysis, format_range
 
@@ -34,23 +34,23 @@ def memref_dependence_remarks(op: Operation) -> list[tuple[Operation, str]]:
     """``(source op, message)`` for every remark MLIR's ``-test-memref-dependence-check`` emits
     on ``op`` (a function or a module: accesses of all its functions are numbered together,
     as the MLIR pass does on a module), in emission order."""
-    accesses = [o for o in op.walk() if isinstance(o, (AffineLoadOp, AffineStoreOp))]
-    analyses: dict[int, DependenceAnalysis] = {}
-    where: dict[int, tuple[DependenceAnalysis, object]] = {}
+    accesses = [o for o in op.walk() if _is_scalar_affine_access(o)]
+    analyses: dict[FuncOp, DependenceAnalysis] = {}
+    where: dict[Operation, tuple[DependenceAnalysis, object]] = {}
     for a in accesses:
         func = _function_of(a)
         if func is None:
             continue
-        if id(func) not in analyses:
-            analyses[id(func)] = DependenceAnalysis(func)
-        analysis = analyses[id(func)]
+        if func not in analyses:
+            analyses[func] = DependenceAnalysis(func)
+        analysis = analyses[func]
         stmt = next((s for s in analysis.statements if s.op is a), None)
         if stmt is not None:
-            where[id(a)] = (analysis, stmt)
+            where[a] = (analysis, stmt)
     out = []
     for i, a in enumerate(accesses):
         for j, b in enumerate(accesses):
-            sa, sb = where.get(id(a)), where.get(id(b))
+            sa, sb = where.get(a), where.get(b)
             if sa is None or sb is None or sa[0] is not sb[0]:
                 out.append((a, f"dependence from {i} to {j} at depth 1 = false"))
                 continue
@@ -93,6 +93,11 @@ def _result(dep, depth: int, common: int) -> str:
 def _bracket(r) -> str:
     text = format_range(r)
     return text if text.startswith("[") else f"[{text}, {text}]"
+
+
+def _is_scalar_affine_access(op: Operation) -> bool:
+    """The accesses MLIR's test pass numbers: affine loads and stores of one element (not vectors)."""
+    return isinstance(op, AffineAccessInterface) and op.vector_type is None
 
 
 def _function_of(op: Operation) -> FuncOp | None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from affine_ir import FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
+from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import IsTerminator, Pure, allocating_op
+from affine_ir.types import MemRefType
 
-from .dependences import Dependence, DependenceAnalysis, _kind, _value_name
+from .dependences import Dependence, DependenceAnalysis, dependence_kind, value_name
 from .isl_bridge import Statement
 
 __all__ = ["DependenceGraph", "Edge", "Node"]
@@ -62,7 +64,8 @@ class Node:
 
     @property
     def is_loop_nest(self) -> bool:
-        return isinstance(self.op, (AffineForOp, AffineParallelOp))
+        """Whether the node is a loop (an op of ``LoopLikeOpInterface``)."""
+        return isinstance(self.op, LoopLikeOpInterface)
 
     @property
     def is_exact(self) -> bool:
@@ -97,7 +100,7 @@ class DependenceGraph:
         self.analysis = DependenceAnalysis(func)
         self._body = func.body if func.regions and func.regions[0].blocks else None  # None: a declaration
         self.nodes: list[Node] = []
-        self._node_of_op: dict[int, Node] = {}
+        self._node_of_op: dict[Operation, Node] = {}
         self.edges: list[Edge] = []
         self._edge_set: set[Edge] = set()
         self._out: dict[int, list[Edge]] = {}
@@ -113,7 +116,7 @@ class DependenceGraph:
             by_position.setdefault(s.path[0], []).append(s)
         for k, op in enumerate(self._body.ops if self._body is not None else []):
             stmts = by_position.get(k, [])
-            if op.is_terminator or (not stmts and op.is_pure):
+            if op.has_trait(IsTerminator) or (not stmts and op.has_trait(Pure)):
                 continue
             node = Node(len(self.nodes), op, statements=stmts)
             for s in stmts:
@@ -121,7 +124,7 @@ class DependenceGraph:
                 if all(o is not s.op for o in target):
                     target.append(s.op)
             self.nodes.append(node)
-            self._node_of_op[id(op)] = node
+            self._node_of_op[op] = node
 
     def _add_edge(self, edge: Edge) -> None:
         if edge not in self._edge_set:
@@ -134,26 +137,26 @@ class DependenceGraph:
         body = self._body
         for node in self.nodes:
             for r in node.op.results:
-                seen: set[int] = set()
+                seen: set[Operation] = set()
                 work = [r]
                 while work:
                     v = work.pop()
                     for user in v.users():
                         top = _top_level(user, body)
-                        if top is None or id(top) in seen:
+                        if top is None or top in seen:
                             continue
-                        seen.add(id(top))
-                        other = self._node_of_op.get(id(top))
+                        seen.add(top)
+                        other = self._node_of_op.get(top)
                         if other is None:
                             work.extend(top.results)
                         elif other is not node:
                             self._add_edge(Edge(node.id, other.id, r, "SSA"))
 
     def _build_memref_edges(self) -> None:
-        users: dict[int, list[Node]] = {}
+        users: dict[Value, list[Node]] = {}
         for node in self.nodes:
             for m in node.memrefs:
-                users.setdefault(id(m), []).append(node)
+                users.setdefault(m, []).append(node)
         for node_list in users.values():
             for i, a in enumerate(node_list):
                 for b in node_list[i + 1 :]:
@@ -161,18 +164,18 @@ class DependenceGraph:
                         self._add_edge(edge)
 
     def _memref_edges(self, a: Node, b: Node) -> list[Edge]:
-        found: dict[tuple[int, str], Edge] = {}
+        found: dict[tuple[Value, str], Edge] = {}
         for s in a.statements:
             for t in b.statements:
                 if s.memref is not t.memref:
                     continue
-                kind = _kind(s, t)
-                if (kind == "RAR" and not self.include_rar) or (id(s.memref), kind) in found:
+                kind = dependence_kind(s, t)
+                if (kind == "RAR" and not self.include_rar) or (s.memref, kind) in found:
                     continue
                 exact = s.is_affine and t.is_affine and not (s.in_unknown_region or t.in_unknown_region)
                 if exact and s.access.apply_range(t.access.reverse()).is_empty():
                     continue
-                found[(id(s.memref), kind)] = Edge(a.id, b.id, s.memref, kind, exact)
+                found[(s.memref, kind)] = Edge(a.id, b.id, s.memref, kind, exact)
         return list(found.values())
 
     # -- queries ---------------------------------------------------------------------------
@@ -183,7 +186,7 @@ class DependenceGraph:
         if isinstance(key, int):
             return self.nodes[key]
         top = _top_level(key, self._body) if self._body is not None else None
-        node = self._node_of_op.get(id(top)) if top is not None else None
+        node = self._node_of_op.get(top) if top is not None else None
         if node is None:
             raise KeyError(f"'{key.name}' is not in a node of the dependence graph")
         return node
@@ -250,10 +253,7 @@ class DependenceGraph:
         for m in node.memrefs:
             if not node.stores_of(m) and not node.opaque:
                 continue
-            owner = m.owner
-            if not isinstance(owner, Operation) or owner.name not in ("memref.alloc", "memref.alloca"):
-                return True
-            if any(u.is_terminator or (not _is_access(u) and u.name != "memref.dealloc") for u in m.users()):
+            if allocating_op(m) is None or any(_lets_escape(u, m) for u in m.users()):
                 return True
         return False
 
@@ -276,7 +276,7 @@ class DependenceGraph:
             lines.append(f"node {n.id}: {n.op.name}{where} ({len(n.loads)} loads, {len(n.stores)} stores)")
             for e in self.out_edges(n):
                 note = "" if e.exact else " (may)"
-                lines.append(f"  -> {e.dst} {e.kind} {_value_name(e.value)}{note}")
+                lines.append(f"  -> {e.dst} {e.kind} {value_name(e.value)}{note}")
         return "\n".join(lines)
 
 
@@ -286,6 +286,12 @@ def _top_level(op: Operation, body) -> Operation | None:
     return op
 
 
-def _is_access(op: Operation) -> bool:
-    return op.name in ("affine.load", "affine.store", "affine.vector_load", "affine.vector_store",
-                       "memref.load", "memref.store", "memref.dim")
+def _lets_escape(user: Operation, m: Value) -> bool:
+    """Whether ``user`` of memref ``m`` may let it be seen outside its accesses: a terminator
+    (it is returned), an op whose effects are unknown or fall on other memory, or one that
+    returns a memref (it may be a view of ``m``). Loads, stores, ``memref.dim`` (no effect) and
+    ``memref.dealloc`` (FREE of ``m``) do not."""
+    if user.has_trait(IsTerminator) or any(isinstance(r.type, MemRefType) for r in user.results):
+        return True
+    effects = user.memory_effects()
+    return effects is None or any(e.value is not m for e in effects)

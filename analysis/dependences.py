@@ -37,16 +37,14 @@ from typing import Any
 import islpy as isl
 
 from affine_ir import FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 
-from .isl_bridge import Scop, Statement, UnsupportedError, enclosing_loops
+from .isl_bridge import Scop, Statement, UnsupportedError, enclosing_loops, is_affine_region_op, is_scop_root
 from .isl_results import int_val, val_to_int
 
 __all__ = ["Dependence", "DependenceAnalysis", "Range", "dependences", "format_range"]
 
 Range = tuple[int | None, int | None]
 _DT = isl.dim_type
-_ROOTS = (FuncOp, AffineForOp, AffineParallelOp)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,14 +181,14 @@ class Dependence:
     def __str__(self) -> str:
         src = f"S{self.src_id} ({_describe(self.src)})"
         dst = f"S{self.dst_id} ({_describe(self.dst)})"
-        names = [_value_name(v) for v in self.ivs]
+        names = [value_name(v) for v in self.ivs]
         parts = [names[d - 1] if d <= len(names) else "loop-independent" for d in self.depths]
         how = f"carried by {parts[0]}" if self.is_loop_carried else "loop-independent"
         if len(parts) > 1:
             how += " (also " + ", ".join(parts[1:]) + ")"
         dist = ", distance (" + ", ".join(format_range(r) for r in self.distances) + ")" if self.ivs else ""
         note = "" if self.exact else " [conservative]"
-        return f"{self.kind_name} {_value_name(self.memref)}: {src} -> {dst} {how}{dist}{note}"
+        return f"{self.kind_name} {value_name(self.memref)}: {src} -> {dst} {how}{dist}{note}"
 
 
 def dependences(func_or_loop: Operation, include_rar: bool = False) -> list[Dependence]:
@@ -215,7 +213,7 @@ class DependenceAnalysis:
     conditions (the *context*)."""
 
     def __init__(self, root: Operation, scop: Scop | None = None):
-        if not isinstance(root, _ROOTS):
+        if not is_scop_root(root):
             raise TypeError(f"dependences need a func.func, affine.for or affine.parallel, got '{root.name}'")
         self.root = root
         self.scop = scop if scop is not None and scop.root is root else Scop(root)
@@ -225,12 +223,12 @@ class DependenceAnalysis:
         self._cache: dict[tuple[int, int], Dependence | None] = {}
 
     def all(self, include_rar: bool = False) -> list[Dependence]:
-        by_memref: dict[int, list[Statement]] = {}
+        by_memref: dict[Value, list[Statement]] = {}
         for s in self.statements:
-            by_memref.setdefault(id(s.memref), []).append(s)
+            by_memref.setdefault(s.memref, []).append(s)
         out = []
         for s in self.statements:
-            for t in by_memref[id(s.memref)]:
+            for t in by_memref[s.memref]:
                 if s.is_write or t.is_write or include_rar:
                     dep = self.pair(s, t)
                     if dep is not None:
@@ -254,7 +252,7 @@ class DependenceAnalysis:
             return None
         comps = tuple(_components(m, d, c) if exact else _may_components(d, c) for d, m in levels)
         maps = tuple(m for _, m in levels)
-        return Dependence(_kind(s, t), s.op, t.op, s.memref, s.id, t.id, tuple(lp.iv for lp in loops),
+        return Dependence(dependence_kind(s, t), s.op, t.op, s.memref, s.id, t.id, tuple(lp.iv for lp in loops),
                           tuple(lp.op for lp in loops), tuple(d for d, _ in levels), comps, exact,
                           reduce(isl.Map.union, maps), maps, self._params)
 
@@ -286,7 +284,7 @@ def _context(scop: Scop, root: Operation) -> isl.Set:
     """The values of the enclosing loops' IVs (parameters of ``scop``) for which ``root`` runs:
     their bounds and the enclosing affine.if conditions (what cannot be expressed is dropped)."""
     top = root
-    while isinstance(top.parent_op, (AffineForOp, AffineParallelOp, AffineIfOp)):
+    while top.parent_op is not None and is_affine_region_op(top.parent_op):
         top = top.parent_op
     cons = []
     if top is not root:
@@ -315,7 +313,8 @@ def format_range(r: Range) -> str:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _kind(s: Statement, t: Statement) -> str:
+def dependence_kind(s: Statement, t: Statement) -> str:
+    """``RAW``, ``WAR``, ``WAW`` or ``RAR`` for a dependence from access ``s`` to access ``t``."""
     if s.is_write:
         return "WAW" if t.is_write else "RAW"
     return "WAR" if t.is_write else "RAR"
@@ -369,7 +368,8 @@ def _fix_params(m: isl.Map, params: tuple[tuple[str, Value], ...], values: dict[
     return m
 
 
-def _value_name(v: Value) -> str:
+def value_name(v: Value) -> str:
+    """``%name`` of ``v`` for messages; without a name hint ``%op.name#k`` (result ``k``) or ``%arg<k>``."""
     if v.name_hint:
         return f"%{v.name_hint}"
     owner = v.owner

@@ -39,7 +39,7 @@ from affine_ir import Operation
 from .dependences import DependenceAnalysis
 from .isl_bridge import Scop, Statement
 from .isl_results import BudgetExceeded, isl_budget
-from .regions import _name, _root_of
+from .regions import enclosing_root, value_label
 from .slices import ComputationSlice, SliceError, SliceErrorKind
 
 __all__ = ["FusionCheck", "check_fusion", "reads_covered_within"]
@@ -76,8 +76,8 @@ def check_fusion(s: ComputationSlice, scop: Scop | None = None) -> FusionCheck:
 
     ``scop`` is the Scop ``s`` was computed with (rebuilt when None). Raises SliceError when
     isl's operation budget runs out."""
-    if scop is None or scop.root is not _root_of(s.src_nest):
-        scop = Scop(_root_of(s.src_nest))
+    if scop is None or scop.root is not enclosing_root(s.src_nest):
+        scop = Scop(enclosing_root(s.src_nest))
     try:
         with isl_budget(FUSION_BUDGET):
             return _check(s, scop)
@@ -115,17 +115,17 @@ def _structure(s: ComputationSlice, src: list[Statement], dst: list[Statement]) 
     for t in src:
         if not inner.is_ancestor_of(t.op):
             return (f"the producer's '{t.op.name}'{_at(t.op)} is outside its slice loops "
-                    f"({', '.join(_name(lp.iv) for lp in s.src_loops)})")
-    shared = {id(t.memref) for t in src}
+                    f"({', '.join(value_label(lp.iv) for lp in s.src_loops)})")
+    shared = {t.memref for t in src}
     for t in src + dst:
-        if id(t.memref) in shared and (not t.is_affine or t.opaque or t.in_unknown_region):
-            return f"'{t.op.name}'{_at(t.op)} on {_name(t.memref)} is not an affine access"
-    written = {id(t.memref) for t in src if t.is_write}
+        if t.memref in shared and (not t.is_affine or t.opaque or t.in_unknown_region):
+            return f"'{t.op.name}'{_at(t.op)} on {value_label(t.memref)} is not an affine access"
+    written = {t.memref for t in src if t.is_write}
     pre = s.dst_loops[-1].op
     for t in dst:
-        if id(t.memref) in shared and (t.is_write or id(t.memref) in written) and not pre.is_ancestor_of(t.op):
-            return (f"the consumer's '{t.op.name}'{_at(t.op)} on {_name(t.memref)} is outside "
-                    f"{_name(s.dst_loops[-1].iv)}, the loop that would receive the slice")
+        if t.memref in shared and (t.is_write or t.memref in written) and not pre.is_ancestor_of(t.op):
+            return (f"the consumer's '{t.op.name}'{_at(t.op)} on {value_label(t.memref)} is outside "
+                    f"{value_label(s.dst_loops[-1].iv)}, the loop that would receive the slice")
     return None
 
 
@@ -162,10 +162,10 @@ def _between_nests(s, src, dst, binv, nsrc, npre) -> tuple[str | None, str | Non
             if rel.is_empty():
                 continue
             kind = _kind(a, b)
-            where = (f"{kind} on {_name(a.memref)} from the producer's '{a.op.name}'{_at(a.op)} to the "
+            where = (f"{kind} on {value_label(a.memref)} from the producer's '{a.op.name}'{_at(a.op)} to the "
                      f"consumer's '{b.op.name}'{_at(b.op)}")
             if b.is_write and recompute is None:
-                recompute = f"the consumer writes {_name(b.memref)}, which the producer accesses ({where})"
+                recompute = f"the consumer writes {value_label(b.memref)}, which the producer accesses ({where})"
             if kind != "RAW" and order is None:
                 rel = rel.set_tuple_name(_DT.in_, "P").set_tuple_name(_DT.out, "D")
                 late = _lex_gt(rel.apply_domain(binv))
@@ -185,9 +185,9 @@ def _within_producer(s, src, binv, nsrc) -> tuple[str | None, str | None]:
             if later.is_empty():
                 continue
             kind = _kind(a, c)
-            where = (f"{kind} on {_name(a.memref)} from '{a.op.name}'{_at(a.op)} to '{c.op.name}'{_at(c.op)} "
+            where = (f"{kind} on {value_label(a.memref)} from '{a.op.name}'{_at(a.op)} to '{c.op.name}'{_at(c.op)} "
                      f"between different iterations of "
-                     f"({', '.join(_name(lp.iv) for lp in s.src_loops)})")
+                     f"({', '.join(value_label(lp.iv) for lp in s.src_loops)})")
             if recompute is None:
                 recompute = f"the producer's iterations depend on each other ({where})"
             if order is None and not _lex_gt(later.apply_domain(binv).apply_range(binv)).is_empty():
@@ -221,9 +221,9 @@ def reads_covered_within(analysis: DependenceAnalysis, nest: Operation, memref, 
 def _exposed_read(da: DependenceAnalysis, s: ComputationSlice, src: list[Statement], nsrc: int) -> str | None:
     """A producer read of an element that its own slice iteration stores, not after a store
     of that iteration to it: the first such read, described."""
-    written = {id(t.memref) for t in src if t.is_write}
+    written = {t.memref for t in src if t.is_write}
     for r in src:
-        if r.is_write or id(r.memref) not in written:
+        if r.is_write or r.memref not in written:
             continue
         writes = [w for w in src if w.is_write and w.memref is r.memref]
         same = None
@@ -241,6 +241,6 @@ def _exposed_read(da: DependenceAnalysis, s: ComputationSlice, src: list[Stateme
                         covered = covered.union(rel.range())
         if not same.subtract(covered).is_empty():
             return (f"running a producer iteration again would read what it stored the first time: "
-                    f"'{r.op.name}'{_at(r.op)} on {_name(r.memref)} reads an element its own iteration of "
-                    f"({', '.join(_name(lp.iv) for lp in s.src_loops)}) stores, without storing it first")
+                    f"'{r.op.name}'{_at(r.op)} on {value_label(r.memref)} reads an element its own iteration of "
+                    f"({', '.join(value_label(lp.iv) for lp in s.src_loops)}) stores, without storing it first")
     return None

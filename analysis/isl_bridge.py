@@ -36,17 +36,12 @@ from affine_ir.dialects.affine import (
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
-    AffineParallelOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-    _AccessOp,
 )
 from affine_ir.dialects.arith import ConstantOp
-from affine_ir.dialects.memref import DimOp, LoadOp, StoreOp
+from affine_ir.dialects.memref import DimOp
+from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.traits import EffectKind, RecursiveMemoryEffects
 from affine_ir.types import MemRefType, VectorType
-
-LOOP_OPS = (AffineForOp, AffineParallelOp)
 
 
 @dataclass
@@ -58,7 +53,7 @@ class LoopInfo:
 
     @property
     def iv(self) -> Value:
-        return self.op.induction_var if isinstance(self.op, AffineForOp) else self.op.ivs[self.index]
+        return self.op.induction_vars[self.index]
 
 
 @dataclass
@@ -105,8 +100,8 @@ class Scop:
     def __init__(self, root: Operation):
         self.root = root
         self.ctx = isl.DEFAULT_CONTEXT
-        self.params: dict[int, tuple[str, Value]] = {}
-        self.memrefs: dict[int, tuple[str, Value]] = {}
+        self.params: dict[Value, tuple[str, Value]] = {}
+        self.memrefs: dict[Value, tuple[str, Value]] = {}
         self.statements: list[Statement] = []
         self._domains: dict[tuple, tuple[isl.Set, bool]] = {}
         self._collect(root, [], [], (), False)
@@ -125,13 +120,11 @@ class Scop:
             self.statements.append(Statement(len(self.statements), op, list(loops), list(guards), path, mem,
                                              is_write, is_affine, opaque=opaque,
                                              in_unknown_region=unknown))
-        if op is not self.root and op.regions and not isinstance(op, (*LOOP_OPS, AffineIfOp)):
+        if op is not self.root and op.regions and not is_affine_region_op(op):
             unknown = True
         inner_loops = loops
-        if isinstance(op, AffineForOp):
-            inner_loops = loops + [LoopInfo(op)]
-        elif isinstance(op, AffineParallelOp):
-            inner_loops = loops + [LoopInfo(op, k) for k in range(len(op.ivs))]
+        if isinstance(op, LoopLikeOpInterface):
+            inner_loops = loops + [LoopInfo(op, k) for k in range(len(op.induction_vars))]
         offset = 0
         for r, region in enumerate(op.regions):
             for block in region.blocks:
@@ -142,7 +135,7 @@ class Scop:
 
     # -- names -------------------------------------------------------------------------
     def param_name(self, v: Value) -> str:
-        entry = self.params.get(id(v))
+        entry = self.params.get(v)
         if entry is None:
             base = re.sub(r"[^A-Za-z0-9_]", "_", v.name_hint or "p") or "p"
             if not base[0].isalpha():
@@ -151,13 +144,13 @@ class Scop:
             name, k = base, 0
             while name in taken or name in _ISL_KEYWORDS or re.fullmatch(r"[ioej]\d+", name):
                 name, k = f"{base}_{k}", k + 1
-            entry = self.params[id(v)] = (name, v)
+            entry = self.params[v] = (name, v)
         return entry[0]
 
     def memref_name(self, v: Value) -> str:
-        entry = self.memrefs.get(id(v))
+        entry = self.memrefs.get(v)
         if entry is None:
-            entry = self.memrefs[id(v)] = (f"M{len(self.memrefs)}", v)
+            entry = self.memrefs[v] = (f"M{len(self.memrefs)}", v)
         return entry[0]
 
     # -- expressions ---------------------------------------------------------------------
@@ -169,7 +162,7 @@ class Scop:
         owner = v.owner
         if isinstance(owner, AffineApplyOp):
             return "(" + self.map_exprs(owner.map, owner.operands, ivs)[0] + ")"
-        const = _constant_index(v)
+        const = constant_index(v)
         if const is not None:
             return f"({const})"
         from affine_ir.dialects.affine import is_valid_symbol
@@ -192,7 +185,7 @@ class Scop:
     # -- domains and accesses --------------------------------------------------------------
     def _model(self, s: Statement) -> None:
         # Statements under the same loops and guards share their domain (parsed once).
-        key = (tuple((id(lp.op), lp.index) for lp in s.loops), tuple((id(g), then) for g, then in s.guards))
+        key = (tuple((lp.op, lp.index) for lp in s.loops), tuple(s.guards))
         cached = self._domains.get(key)
         if cached is not None:
             s.domain = cached[0].set_tuple_name(s.name)
@@ -264,7 +257,7 @@ class Scop:
         mem = self.memref_name(s.memref)
         rank = s.memref.type.rank
         outs = None
-        if s.is_affine and isinstance(s.op, _AccessOp):
+        if s.is_affine and isinstance(s.op, AffineAccessInterface):
             try:
                 outs = self.map_exprs(s.op.map, s.op.indices, s.ivs)
             except UnsupportedError:
@@ -273,8 +266,7 @@ class Scop:
             s.is_affine = False
             outs = [f"o{k}" for k in range(rank)]
             return isl.Map(f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{', '.join(outs)}] }}")
-        vt = s.op.result.type if isinstance(s.op, AffineVectorLoadOp) else \
-            s.op.value.type if isinstance(s.op, AffineVectorStoreOp) else None
+        vt = s.op.vector_type
         if isinstance(vt, VectorType) and vt.shape:
             # A vector access touches a box: its shape over the trailing memref dims.
             first = rank - len(vt.shape)
@@ -347,24 +339,45 @@ _ISL_KEYWORDS = frozenset({"and", "or", "not", "exists", "implies", "mod", "floo
                            "min", "max", "true", "false", "rat", "infty", "Infty", "NaN", "domain", "range"})
 
 
+def is_scop_root(op: Operation) -> bool:
+    """Whether a :class:`Scop` (and so a dependence analysis) can be built on ``op``: a function
+    or a loop."""
+    return isinstance(op, FuncOp) or isinstance(op, LoopLikeOpInterface)
+
+
+def is_affine_region_op(op: Operation) -> bool:
+    """Whether the Scop models the regions of ``op`` exactly: a loop (its IVs become dimensions)
+    or an ``affine.if`` (its condition becomes a guard)."""
+    return isinstance(op, LoopLikeOpInterface) or isinstance(op, AffineIfOp)
+
+
 def _access_parts(op: Operation) -> list[tuple[Value, bool, bool, bool]]:
-    """(memref, is_write, is_affine, opaque) for each memory access ``op`` makes."""
-    if isinstance(op, _AccessOp):
-        return [(op.memref, isinstance(op, (AffineStoreOp, AffineVectorStoreOp)), True, False)]
-    if isinstance(op, LoadOp):
-        return [(op.memref, False, False, False)]
-    if isinstance(op, StoreOp):
-        return [(op.memref, True, False, False)]
-    if op.is_pure or op.is_terminator:
+    """(memref, is_write, is_affine, opaque) for each memory access ``op`` makes, from its
+    interfaces and declared effects: an affine access is exact, a ``memref.load/store`` is an
+    access of an unknown element; another op with effects on memref operands (``memref.dealloc``)
+    reads (READ) or writes (any other kind) any element of each; an op with unknown effects
+    (``func.call``, unregistered ops) may write any element of every memref operand."""
+    if isinstance(op, AffineAccessInterface):
+        return [(op.memref, op.is_write, True, False)]
+    if isinstance(op, MemRefAccessInterface):
+        return [(op.memref, op.is_write, False, False)]
+    if op.has_trait(RecursiveMemoryEffects):  # its nested ops are collected on their own
         return []
+    effects = op.memory_effects()
     out: list[tuple[Value, bool, bool, bool]] = []
-    for v in op.operands:
-        if isinstance(v.type, MemRefType) and all(v is not m for m, *_ in out):
-            out.append((v, True, False, True))
+    if effects is None:
+        for v in op.operands:
+            if isinstance(v.type, MemRefType) and all(v is not m for m, *_ in out):
+                out.append((v, True, False, True))
+        return out
+    for e in effects:
+        on_operand = e.value is not None and any(e.value is v for v in op.operands)
+        if on_operand and e.kind is not EffectKind.ALLOCATE and all(e.value is not m for m, *_ in out):
+            out.append((e.value, e.kind is not EffectKind.READ, False, True))
     return out
 
 
-def _constant_index(v: Value) -> int | None:
+def constant_index(v: Value) -> int | None:
     """The value of an integer ``arith.constant`` or of ``memref.dim`` of a static dimension."""
     owner = v.owner
     if isinstance(owner, ConstantOp):
@@ -372,7 +385,7 @@ def _constant_index(v: Value) -> int | None:
         return int(value) if isinstance(value, int) else None
     if isinstance(owner, DimOp):
         mem, k = owner.operands
-        kc = _constant_index(k)
+        kc = constant_index(k)
         t = mem.type
         if kc is not None and isinstance(t, MemRefType) and 0 <= kc < t.rank and t.shape[kc] is not None \
                 and t.shape[kc] >= 0:
@@ -396,10 +409,8 @@ def enclosing_loops(op: Operation, root: Operation,
     for k, a in enumerate(path):
         if a is op and not include_self:
             break
-        if isinstance(a, AffineForOp):
-            loops.append(LoopInfo(a))
-        elif isinstance(a, AffineParallelOp):
-            loops.extend(LoopInfo(a, j) for j in range(len(a.ivs)))
+        if isinstance(a, LoopLikeOpInterface):
+            loops.extend(LoopInfo(a, j) for j in range(len(a.induction_vars)))
         elif isinstance(a, AffineIfOp) and a is not op:
             guards.append((a, path[k + 1].parent is a.then_block))
     return loops, guards

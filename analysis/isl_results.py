@@ -205,14 +205,14 @@ def compact_symbols(exprs_lists: list[list[AffineExpr]], num_dims: int,
 def fix_params(obj, scop: Scop, symbol_values: dict[Value, int] | None):
     """``obj`` (an isl set or map) with the Scop parameters in ``symbol_values`` fixed and
     projected out; None when it still involves a parameter without a value."""
-    values = {id(v): x for v, x in (symbol_values or {}).items()}
+    values = symbol_values or {}
     dt = isl.dim_type
     for pname, v in scop.params.values():
         pos = obj.find_dim_by_name(dt.param, pname)
         if pos < 0:
             continue
-        if id(v) in values:
-            obj = obj.fix_val(dt.param, pos, int_val(obj.get_ctx(), int(values[id(v)])))
+        if v in values:
+            obj = obj.fix_val(dt.param, pos, int_val(obj.get_ctx(), int(values[v])))
         elif obj.involves_dims(dt.param, pos, 1):
             return None
     return obj.project_out(dt.param, 0, obj.dim(dt.param))

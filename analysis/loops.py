@@ -23,11 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineParallelOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
+from affine_ir.traits import RecursiveMemoryEffects
 from affine_ir.types import FloatType
 
 from .dependences import Dependence, dependences
-from .isl_bridge import Scop, UnsupportedError, _constant_index, loop_domain_covers_context
+from .isl_bridge import Scop, UnsupportedError, constant_index, is_scop_root, loop_domain_covers_context
 
 __all__ = [
     "ParallelDecision", "Reduction", "REDUCTION_OPS", "always_runs", "constant_trip_count", "is_parallel",
@@ -107,7 +108,7 @@ def parallel_decision(loop: Operation, allow_reductions: bool = False,
             what = "is not a reduction" if allow_reductions else "carries a value across iterations"
             return ParallelDecision(False, f"iter_arg {_name(arg)} {what}")
         reds.append(red)
-    n = len(loop.ivs) if isinstance(loop, AffineParallelOp) else 1
+    n = len(loop.induction_vars)
     deps = dependences(loop)
     if symbols:
         deps = [x for x in (d.instantiate(symbols) for d in deps) if x is not None]
@@ -123,12 +124,11 @@ def parallel_decision(loop: Operation, allow_reductions: bool = False,
 
 
 def _unknown_effects(loop: Operation) -> Operation | None:
-    """The first op in ``loop`` whose side effects the IR does not know (unregistered ops,
-    calls): such a loop is never reported parallel, whatever memrefs the op uses."""
-    from affine_ir.dialects.unregistered import UnregisteredOp
-
+    """The first op in ``loop`` whose memory effects are unknown (``memory_effects()`` is None:
+    calls, unregistered ops, barriers...): such a loop is never reported parallel, whatever
+    memrefs the op uses. Loops and ifs are looked through (their nested ops are visited)."""
     for op in loop.walk():
-        if isinstance(op, UnregisteredOp) or op.name == "func.call":
+        if not op.has_trait(RecursiveMemoryEffects) and op.memory_effects() is None:
             return op
     return None
 
@@ -193,15 +193,15 @@ def _chain(start: Value, end: Value, block) -> list[Operation] | None:
 def _memory_reductions(deps: list[Dependence]) -> tuple[list[Reduction], Dependence | None]:
     """The memory reductions explaining the dependences ``deps``, and the first dependence
     that none explains (None when all are explained)."""
-    found: dict[int, Reduction] = {}
+    found: dict[Operation, Reduction] = {}
     for d in deps:
         if d.kind == "RAR":
             continue
         store = d.src if isinstance(d.src, AffineStoreOp) else d.dst
-        red = found.get(id(store)) or (_memory_reduction(store) if isinstance(store, AffineStoreOp) else None)
-        if red is None or not d.exact or {id(d.src), id(d.dst)} - {id(red.load), id(red.store)}:
+        red = found.get(store) or (_memory_reduction(store) if isinstance(store, AffineStoreOp) else None)
+        if red is None or not d.exact or {d.src, d.dst} - {red.load, red.store}:
             return list(found.values()), d
-        found[id(store)] = red
+        found[store] = red
     return list(found.values()), None
 
 
@@ -329,7 +329,7 @@ def always_runs(loop: AffineForOp, scop: Scop | None = None) -> bool:
         root = loop
         while root.parent_op is not None and not isinstance(root, FuncOp):
             root = root.parent_op
-        if not isinstance(root, (FuncOp, AffineForOp, AffineParallelOp)):
+        if not is_scop_root(root):
             return False
         scop = Scop(root)
     try:
@@ -367,15 +367,15 @@ def _bounds(loop: AffineForOp, with_operands: bool = False):
 
     for m, ops in parts:
         for v in ops[: m.num_dims]:
-            if _constant_index(v) is None:
+            if constant_index(v) is None:
                 index(dims, v)
     for m, ops in parts:
         for v in ops[m.num_dims :]:
-            if _constant_index(v) is None and not any(x is v for x in dims):
+            if constant_index(v) is None and not any(x is v for x in dims):
                 index(syms, v)
 
     def repl(v: Value) -> AffineExpr:
-        c = _constant_index(v)
+        c = constant_index(v)
         if c is not None:
             return AffineExpr.constant(c)
         if any(x is v for x in dims):

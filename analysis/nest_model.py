@@ -9,13 +9,17 @@ from collections.abc import Mapping, Sequence
 from affine_ir import AffineExpr, FuncOp, ModuleOp, Operation, Value
 from affine_ir.affine_expr import constant as _const
 from affine_ir.affine_expr import dim as _dim
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.affine_map import AffineMap
+from affine_ir.dialects.affine import AffineForOp, AffineMaxOp, AffineMinOp
+from affine_ir.dialects.arith import AddfOp, MulfOp, SubfOp
+from affine_ir.dialects.math import FmaOp
+from affine_ir.interfaces import AffineAccessInterface, MemRefAccessInterface
+from affine_ir.traits import Arithmetic, ConstantLike, IsTerminator, Pure, SameOperandsAndResultType, allocating_op
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, VectorType
 
 DEFAULT_SYMBOL_VALUE = 1024
-_FLOAT_OPS = frozenset(f"arith.{n}" for n in ("addf", "subf", "mulf", "divf", "remf", "negf", "maximumf",
-                                              "minimumf", "maxnumf", "minnumf"))
-_ACCESS_OPS = ("affine.load", "affine.store", "affine.vector_load", "affine.vector_store")
+#: The float ops a multiply feeding it (its only use) contracts with into one fused multiply-add.
+_FMA_ADDENDS = frozenset({AddfOp, SubfOp})
 
 
 # --- the nest model: loops, accesses and the band tree, built once per nest --------------
@@ -28,7 +32,9 @@ class _Access:
     __slots__ = ("memref", "exprs", "write", "lanes", "loops")
 
 
-class _Node:
+class NestNode:
+    """A node of the band tree: its own loops, its range of accesses, its children, a label."""
+
     __slots__ = ("own", "start", "end", "children", "label")
 
 
@@ -36,7 +42,7 @@ class _Memref:
     __slots__ = ("name", "shape", "esize")
 
 
-class _Nest:
+class NestModel:
     """Loops (pre-order), accesses (walk order), memrefs, op counts and the band tree."""
 
     def __init__(self, nest: Operation, symbol_values: Mapping | None):
@@ -44,9 +50,9 @@ class _Nest:
         self.loops: list[_Loop] = []
         self.accesses: list[_Access] = []
         self.memrefs: list[_Memref] = []
-        self._memref_ids: dict[int, int] = {}
-        self._iv: dict[int, int] = {}
-        self._exprs: dict[int, AffineExpr | None] = {}
+        self._memref_ids: dict[Value, int] = {}
+        self._iv: dict[Value, int] = {}
+        self._exprs: dict[Value, AffineExpr | None] = {}
         self.assumptions: list[str] = []
         self.ops_by_kind: dict[str, int] = {}
         self.flops = self.fma_pairs = self.slots = self.other_ops = 0
@@ -57,8 +63,8 @@ class _Nest:
         self._count_ops(root_ops)
 
     # nodes
-    def _container(self, ops: Sequence[Operation], own: tuple[int, ...], label: str) -> _Node:
-        node = _Node()
+    def _container(self, ops: Sequence[Operation], own: tuple[int, ...], label: str) -> NestNode:
+        node = NestNode()
         node.own, node.label, node.start = own, label, len(self.accesses)
         children = []
         for op in ops:
@@ -67,18 +73,18 @@ class _Nest:
             elif op.regions:
                 children.append(self._container([o for r in op.regions for b in r.blocks for o in b.ops], (), op.name))
             elif self._access(op):
-                leaf = _Node()
+                leaf = NestNode()
                 leaf.own, leaf.children, leaf.label = (), (), op.name
                 leaf.start, leaf.end = len(self.accesses) - 1, len(self.accesses)
                 children.append(leaf)
         node.children, node.end = tuple(children), len(self.accesses)
         return node
 
-    def _loop_node(self, op: AffineForOp) -> _Node:
+    def _loop_node(self, op: AffineForOp) -> NestNode:
         band = []
         while True:
             band.append(self._add_loop(op))
-            body = [o for o in op.body.ops if not o.is_terminator]
+            body = [o for o in op.body.ops if not o.has_trait(IsTerminator)]
             if len(body) == 1 and isinstance(body[0], AffineForOp):
                 op = body[0]
                 continue
@@ -97,7 +103,7 @@ class _Nest:
         loop.rect = all(e.is_constant for e in (*loop.lower, *loop.upper))
         used = {d for e in (*loop.lower, *loop.upper) for d in e.used_dims()}
         loop.deps = frozenset(used.union(*(self.loops[d].deps for d in used)))  # outer loops its range follows
-        self._iv[id(op.induction_var)] = g
+        self._iv[op.induction_var] = g
         self.loops.append(loop)
         full = self.ranges({}, {})
         loop.lo, loop.hi = full[g]
@@ -113,7 +119,7 @@ class _Nest:
 
     def _bound(self, m, operands, lower, name) -> tuple[AffineExpr, ...]:
         owner = operands[0].owner if len(operands) == 1 and m.num_results == 1 else None
-        if isinstance(owner, Operation) and owner.name == ("affine.max" if lower is None else "affine.min") \
+        if isinstance(owner, AffineMaxOp if lower is None else AffineMinOp) \
                 and (m.results[0].is_dim or m.results[0].is_symbol):  # `to %ub` with %ub = affine.min ...
             m, operands = owner.attributes["map"], owner.operands
         exprs = [self.expr(v) for v in operands]
@@ -142,24 +148,23 @@ class _Nest:
 
     # values as expressions over the nest's IVs (d<g>); symbols become their values
     def expr(self, v: Value) -> AffineExpr | None:
-        key = id(v)
-        if key not in self._exprs:
-            self._exprs[key] = self._expr(v)
-        return self._exprs[key]
+        if v not in self._exprs:
+            self._exprs[v] = self._expr(v)
+        return self._exprs[v]
 
     def _expr(self, v: Value) -> AffineExpr | None:
-        if id(v) in self._iv:
-            return _dim(self._iv[id(v)])
+        if v in self._iv:
+            return _dim(self._iv[v])
         for key in (v, v.name_hint):
             if key is not None and key in self.symbol_values:
                 return _const(int(self.symbol_values[key]))
         owner = v.owner
         if isinstance(owner, Operation):
             value = getattr(owner.attributes.get("value"), "value", None)
-            if owner.name == "arith.constant" and isinstance(value, int):
+            if owner.has_trait(ConstantLike) and isinstance(value, int):
                 return _const(value)
             m = owner.attributes.get("map")
-            if owner.name in ("affine.apply", "affine.min", "affine.max") and m.num_results == 1:
+            if _applies_one_map_result(owner, m):
                 ops = [self.expr(o) for o in owner.operands]
                 if any(e is None for e in ops):
                     return None
@@ -169,7 +174,7 @@ class _Nest:
             scope = owner.parent_op
             if isinstance(scope, AffineForOp) and v is scope.induction_var:  # IV of a loop around the nest
                 return _const(scope.lower_bound_map.results[0].constant_term)
-        if isinstance(v.type, (IndexType, IntegerType)) and (scope is None or scope.name == "func.func"):
+        if isinstance(v.type, (IndexType, IntegerType)) and (scope is None or isinstance(scope, FuncOp)):
             self.assumptions.append(f"symbol %{v.name_hint or '?'} = {DEFAULT_SYMBOL_VALUE} (default; pass "
                                     f"symbol_values)")
             return _const(DEFAULT_SYMBOL_VALUE)
@@ -177,7 +182,7 @@ class _Nest:
 
     # accesses
     def _memref(self, v: Value) -> int:
-        if id(v) not in self._memref_ids:
+        if v not in self._memref_ids:
             m = _Memref()
             t: MemRefType = v.type
             m.esize = _element_bytes(t.element_type)
@@ -188,32 +193,32 @@ class _Nest:
                 k += 1
                 m.name = f"{base}_{k}"
             m.shape = tuple(d if d is not None else self._dynamic_dim(v, i) for i, d in enumerate(t.shape))
-            self._memref_ids[id(v)] = len(self.memrefs)
+            self._memref_ids[v] = len(self.memrefs)
             self.memrefs.append(m)
-        return self._memref_ids[id(v)]
+        return self._memref_ids[v]
 
     def _dynamic_dim(self, v: Value, i: int) -> int | None:
-        owner = v.owner
-        if isinstance(owner, Operation) and owner.name in ("memref.alloc", "memref.alloca"):
+        owner = allocating_op(v)
+        if owner is not None:
             k = sum(d is None for d in v.type.shape[:i])
             e = self.expr(owner.operands[k]) if k < len(owner.operands) else None
             return e.constant_value if e is not None else None
         return None
 
     def _access(self, op: Operation) -> bool:
-        if op.name in _ACCESS_OPS:
+        if isinstance(op, AffineAccessInterface):
             mem, m, idx = op.memref, op.map, op.indices
             ops = [self.expr(o) for o in idx]
             known = [_const(0) if e is None else e for e in ops]
             exprs = tuple(None if any(ops[k] is None for k in _used(r, m.num_dims)) else
                           r.replace(known[: m.num_dims], known[m.num_dims:]) for r in m.results)
-            vt = (op.results[0].type if op.results else op.operands[0].type) if "vector" in op.name else None
-            self._add_access(mem, exprs, op.name.endswith("store"), vt.shape[-1] if vt is not None else 1)
+            vt = op.vector_type
+            self._add_access(mem, exprs, op.is_write, vt.shape[-1] if vt is not None else 1)
             return True
-        if op.name in ("memref.load", "memref.store"):
-            mem = op.operands[1] if op.name == "memref.store" else op.operands[0]
+        if isinstance(op, MemRefAccessInterface):
+            mem = op.memref
             self.assumptions.append(f"{op.name} of %{mem.name_hint or '?'}: non-affine; whole memref assumed")
-            self._add_access(mem, (None,) * mem.type.rank, op.name == "memref.store", 1)
+            self._add_access(mem, (None,) * mem.type.rank, op.is_write, 1)
             return True
         return False
 
@@ -226,36 +231,36 @@ class _Nest:
 
     # operation counts
     def _count_ops(self, ops: Sequence[Operation]) -> None:
-        paired: set[int] = set()
+        paired: set[Operation] = set()
         for top in ops:
             for op in top.walk():
-                name = op.name
-                if not (name.startswith("arith.") or name.startswith("math.")) or name == "arith.constant":
+                if not op.has_trait(Arithmetic):
                     continue
+                name = op.name
                 n = self._iterations(op) * _lanes(op)
                 self.ops_by_kind[name] = self.ops_by_kind.get(name, 0) + n
                 t = op.results[0].type if op.results else None
                 et = t.element_type if isinstance(t, VectorType) else t
-                if not (isinstance(et, FloatType) and (name in _FLOAT_OPS or name.startswith("math."))):
+                if not (isinstance(et, FloatType) and op.has_trait(SameOperandsAndResultType)):  # float arithmetic
                     self.other_ops += n
                     continue
-                fma = name == "math.fma"
+                fma = isinstance(op, FmaOp)
                 self.flops += 2 * n if fma else n
                 self.slots += n
                 self.fma_pairs += n if fma else 0
                 self.float_dtypes[et.name] = self.float_dtypes.get(et.name, 0) + n
                 uses = op.result.uses
-                if name == "arith.mulf" and len(uses) == 1 and uses[0].op.name in ("arith.addf", "arith.subf") \
-                        and id(uses[0].op) not in paired:
-                    paired.add(id(uses[0].op))
+                if isinstance(op, MulfOp) and len(uses) == 1 and type(uses[0].op) in _FMA_ADDENDS \
+                        and uses[0].op not in paired:
+                    paired.add(uses[0].op)
                     self.fma_pairs += n
                     self.slots -= n
 
     def _iterations(self, op: Operation) -> int:
         n = 1
         for a in op.ancestors():
-            if isinstance(a, AffineForOp) and id(a.induction_var) in self._iv:
-                n *= self.loops[self._iv[id(a.induction_var)]].trip
+            if isinstance(a, AffineForOp) and a.induction_var in self._iv:
+                n *= self.loops[self._iv[a.induction_var]].trip
         return n
 
 
@@ -266,10 +271,16 @@ def _root_ops(nest) -> tuple[list[Operation], str]:
             raise ValueError(f"the module has {len(funcs)} function bodies; pass one func.func or loop nest")
         nest = funcs[0]
     if isinstance(nest, FuncOp):
-        return [o for o in nest.body.ops if not o.is_terminator], f"@{nest.sym_name}"
+        return [o for o in nest.body.ops if not o.has_trait(IsTerminator)], f"@{nest.sym_name}"
     if isinstance(nest, AffineForOp):
         return [nest], ""
     raise TypeError(f"expected an affine.for, func.func or module, got {getattr(nest, 'name', nest)!r}")
+
+
+def _applies_one_map_result(op: Operation, m) -> bool:
+    """Whether ``op``'s result is the single result of its affine ``map`` attribute applied to its
+    operands: a pure op with a one-result map (``affine.apply``, a one-result ``affine.min/max``)."""
+    return isinstance(m, AffineMap) and m.num_results == 1 and op.has_trait(Pure) and len(op.results) == 1
 
 
 def _used(r: AffineExpr, num_dims: int) -> list[int]:

@@ -120,8 +120,8 @@ class MemRefRegion:
         return out
 
     def __str__(self) -> str:
-        dn = [_name(v) for v in self.lower_bound_operands[: self.depth]]
-        sn = [_name(v) for v in self.lower_bound_operands[self.depth :]]
+        dn = [value_label(v) for v in self.lower_bound_operands[: self.depth]]
+        sn = [value_label(v) for v in self.lower_bound_operands[self.depth :]]
         dims = []
         for lb, ext in zip(self.lower_bounds, self.extents):
             lo = lb.results[0].to_str(dn, sn)
@@ -134,7 +134,7 @@ class MemRefRegion:
                 size = "?" if ext is None else str(ext)
             dims.append(f"[{lo}, +{size})")
         n = self.num_elements
-        text = f"region of {_name(self.memref)} under {_op_name(self.op)}: {' x '.join(dims) or '[]'}"
+        text = f"region of {value_label(self.memref)} under {op_label(self.op)}: {' x '.join(dims) or '[]'}"
         text += f" = {'?' if n is None else n} element{'' if n == 1 else 's'}"
         b = self.size_in_bytes
         if b is not None:
@@ -164,12 +164,12 @@ def memref_region(op_or_loop: Operation | Sequence[Operation], memref: Value, de
     """
     ops = [op_or_loop] if isinstance(op_or_loop, Operation) else list(op_or_loop)
     op_or_loop = ops[0]
-    root = _root_of(op_or_loop)
+    root = enclosing_root(op_or_loop)
     if scop is None or scop.root is not root:
         scop = Scop(root)
     outer, _ = enclosing_loops(op_or_loop, root, include_self=len(ops) == 1)
     if not 0 <= depth <= len(outer):
-        raise ValueError(f"depth {depth} out of range: {_op_name(op_or_loop)} has {len(outer)} enclosing loop IVs")
+        raise ValueError(f"depth {depth} out of range: {op_label(op_or_loop)} has {len(outer)} enclosing loop IVs")
     stmts = [s for s in scop.statements
              if s.memref is memref and any(s.op is o or o.is_ancestor_of(s.op) for o in ops)]
     if not stmts:
@@ -298,7 +298,7 @@ def _whole_memref(memref: Value, op: Operation, depth: int, kind: str, outer_ivs
                         [None] * mt.rank, list(outer_ivs), is_exact, False)
 
 
-def _root_of(op: Operation) -> Operation:
+def enclosing_root(op: Operation) -> Operation:
     """The enclosing function (or the outermost ancestor when there is none)."""
     if isinstance(op, FuncOp):
         return op
@@ -310,15 +310,17 @@ def _root_of(op: Operation) -> Operation:
     return top
 
 
-def _name(v: Value) -> str:
+def value_label(v: Value) -> str:
+    """``%name`` of ``v`` for messages (``%?`` without a name hint)."""
     return f"%{v.name_hint or '?'}"
 
 
-def _op_name(op: Operation) -> str:
+def op_label(op: Operation) -> str:
+    """How messages name ``op``: a loop by its IV(s), a function by ``@name``, else ``'op.name'``."""
     if isinstance(op, AffineForOp):
-        return _name(op.induction_var)
+        return value_label(op.induction_var)
     if isinstance(op, AffineParallelOp):
-        return "(" + ", ".join(_name(v) for v in op.ivs) + ")"
+        return "(" + ", ".join(value_label(v) for v in op.ivs) + ")"
     if isinstance(op, FuncOp):
         return f"@{op.sym_name}"
     return f"'{op.name}'"

@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_ir import AffineExpr, AffineMap, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
+from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import IsTerminator
 
 from .isl_bridge import (
     LoopInfo,
@@ -73,7 +74,7 @@ from .isl_results import (
     val_to_int,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
-from .regions import _name, _op_name, _root_of
+from .regions import enclosing_root, op_label, value_label
 
 __all__ = ["ComputationSlice", "SliceError", "SliceErrorKind", "compute_slice", "nest_work"]
 
@@ -166,14 +167,14 @@ class ComputationSlice:
 
     def __str__(self) -> str:
         n = self.lower_bounds[0].num_dims if self.lower_bounds else 0
-        dn = [_name(v) for v in self.operands[:n]]
-        sn = [_name(v) for v in self.operands[n:]]
+        dn = [value_label(v) for v in self.operands[:n]]
+        sn = [value_label(v) for v in self.operands[n:]]
 
         def bound(m: AffineMap, kind: str) -> str:
             texts = [e.to_str(dn, sn) for e in m.results]
             return texts[0] if len(texts) == 1 else f"{kind}({', '.join(texts)})"
 
-        loops = ", ".join(f"{_name(lp.iv)} in [{bound(lb, 'max')}, {bound(ub, 'min')})"
+        loops = ", ".join(f"{value_label(lp.iv)} in [{bound(lb, 'max')}, {bound(ub, 'min')})"
                           for lp, lb, ub in zip(self.src_loops, self.lower_bounds, self.upper_bounds))
         it = self.num_src_iterations
         per = "?" if it is None else str(it) if isinstance(it, int) else it.results[0].to_str(dn, sn)
@@ -181,9 +182,9 @@ class ComputationSlice:
         flags = [w for w, ok in (("exact", self.is_exact), ("maximal", self.is_maximal)) if ok]
         if not self.is_valid:
             flags.append("INVALID (leaves the producer's domain)")
-        mems = ", ".join(_name(m) for m in self.memrefs)
+        mems = ", ".join(value_label(m) for m in self.memrefs)
         plural = "" if it == 1 else "s"
-        return (f"slice of {_op_name(self.src_nest)} in {_op_name(self.dst_nest)} at depth {self.depth} "
+        return (f"slice of {op_label(self.src_nest)} in {op_label(self.dst_nest)} at depth {self.depth} "
                 f"(through {mems}): {loops}; {per} iteration{plural} per consumer iteration, computation ratio "
                 f"{ratio}{'; ' + ', '.join(flags) if flags else ''}")
 
@@ -206,7 +207,7 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
     loops enclosing all of the producer's ops, so that the slice is a whole producer iteration).
     """
     _check_nests(src_nest, dst_nest, depth)
-    root = _root_of(src_nest)
+    root = enclosing_root(src_nest)
     if scop is None or scop.root is not root:
         scop = Scop(root)
     common, _ = enclosing_loops(src_nest, root, include_self=False)
@@ -214,7 +215,7 @@ def compute_slice(src_nest: Operation, dst_nest: Operation, depth: int, *, scop:
         with isl_budget(SLICE_BUDGET):
             s = _slice(scop, src_nest, dst_nest, depth, common, max_src_loops)
     except BudgetExceeded:
-        raise SliceError(f"the dependences between {_op_name(src_nest)} and {_op_name(dst_nest)} are too "
+        raise SliceError(f"the dependences between {op_label(src_nest)} and {op_label(dst_nest)} are too "
                          f"complex for isl's operation budget ({SLICE_BUDGET})", SliceErrorKind.TOO_COMPLEX) from None
     try:
         with isl_budget(SLICE_BUDGET):
@@ -240,12 +241,12 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
     src_chain = _common_loops([a for a, _, _ in deps])[nc:]
     if max_src_loops is not None:
         if max_src_loops < 1:
-            raise SliceError(f"the producer {_op_name(src_nest)} has no loop enclosing all its accesses",
+            raise SliceError(f"the producer {op_label(src_nest)} has no loop enclosing all its accesses",
                              SliceErrorKind.NO_PRODUCER_LOOP)
         src_chain = src_chain[:max_src_loops]
     if depth > len(dst_chain):
         raise SliceError(f"depth {depth} exceeds the {len(dst_chain)} consumer loops enclosing all accesses "
-                         f"that depend on {_op_name(src_nest)}", SliceErrorKind.DEPTH_EXCEEDS)
+                         f"that depend on {op_label(src_nest)}", SliceErrorKind.DEPTH_EXCEEDS)
     npre, nsrc = nc + depth, len(src_chain)
     needed = None
     for _, _, rel in deps:
@@ -268,7 +269,7 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
         if needed.is_subset(box):
             break
     else:
-        strided = ", ".join(_name(lp.iv) for lp, s in zip(src_chain, steps) if s != 1)
+        strided = ", ".join(value_label(lp.iv) for lp, s in zip(src_chain, steps) if s != 1)
         raise SliceError(f"the slice bounds cannot cover the needed producer iterations: the iterations of "
                          f"strided {strided} are not aligned with a bound of the consumer IVs and symbols",
                          SliceErrorKind.BOUNDS)
@@ -313,11 +314,11 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
     dst_stmts = [s for s in scop.statements if dst_nest.is_ancestor_of(s.op)]
     pairs = [(a, b) for a in src_stmts for b in dst_stmts if a.memref is b.memref]
     if not pairs:
-        raise SliceError(f"no dependence: {_op_name(src_nest)} writes no memref that {_op_name(dst_nest)} accesses",
+        raise SliceError(f"no dependence: {op_label(src_nest)} writes no memref that {op_label(dst_nest)} accesses",
                          SliceErrorKind.NO_DEPENDENCE)
-    for s in {id(x): x for p in pairs for x in p}.values():
+    for s in (x for p in pairs for x in p):  # the first one that is not affine, in pair order
         if not s.is_affine or s.in_unknown_region:
-            raise SliceError(f"'{s.op.name}' on {_name(s.memref)} is not an affine access in an affine nest",
+            raise SliceError(f"'{s.op.name}' on {value_label(s.memref)} is not an affine access in an affine nest",
                              SliceErrorKind.NOT_AFFINE)
     deps = []
     for a, b in pairs:
@@ -327,22 +328,21 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
         if not rel.is_empty():
             deps.append((a, b, rel))
     if not deps:
-        mems = ", ".join(sorted({_name(a.memref) for a, _ in pairs}))
-        raise SliceError(f"no dependence: the elements of {mems} that {_op_name(src_nest)} writes are not "
-                         f"accessed by {_op_name(dst_nest)}", SliceErrorKind.NO_DEPENDENCE)
+        mems = ", ".join(sorted({value_label(a.memref) for a, _ in pairs}))
+        raise SliceError(f"no dependence: the elements of {mems} that {op_label(src_nest)} writes are not "
+                         f"accessed by {op_label(dst_nest)}", SliceErrorKind.NO_DEPENDENCE)
     return deps
 
 
 def _check_nests(src: Operation, dst: Operation, depth: int) -> None:
-    loops = (AffineForOp, AffineParallelOp)
-    if not isinstance(src, loops) or not isinstance(dst, loops):
+    if not isinstance(src, LoopLikeOpInterface) or not isinstance(dst, LoopLikeOpInterface):
         raise SliceError("both nests must be affine loops", SliceErrorKind.INVALID_REQUEST)
     if src is dst or src.parent is None or src.parent is not dst.parent:
-        raise SliceError(f"{_op_name(src)} and {_op_name(dst)} are not two loops of one block",
+        raise SliceError(f"{op_label(src)} and {op_label(dst)} are not two loops of one block",
                          SliceErrorKind.INVALID_REQUEST)
     block = src.parent
     if block.index_of(src) > block.index_of(dst):
-        raise SliceError(f"the producer {_op_name(src)} does not precede the consumer {_op_name(dst)}",
+        raise SliceError(f"the producer {op_label(src)} does not precede the consumer {op_label(dst)}",
                          SliceErrorKind.INVALID_REQUEST)
     if depth < 1:
         raise SliceError(f"depth must be at least 1, got {depth}", SliceErrorKind.INVALID_REQUEST)
@@ -364,7 +364,7 @@ def _prefix(s: isl.Set, n: int, name: str) -> isl.Set:
 
 
 def _step(lp: LoopInfo) -> int:
-    return lp.op.step if isinstance(lp.op, AffineForOp) else lp.op.steps[lp.index]
+    return lp.op.steps[lp.index]
 
 
 def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff], lp: LoopInfo,
@@ -379,20 +379,20 @@ def _bound(pw: isl.PwAff, ctx: isl.Set, kind: str, whole: Callable[[], isl.PwAff
             return affs_to_exprs(exact, npre, scop)
         for aff in distinct_affs(pw) if use_pieces else []:
             if aff_bounds_pw(aff, pw, ctx, kind):
-                notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by one piece of {pw}")
+                notes.append(f"{what} bound of {value_label(lp.iv)} over-approximated by one piece of {pw}")
                 return affs_to_exprs([aff], npre, scop)
         whole_pw = whole()
         full = pw_aff_as_extremum(whole_pw, whole_pw.domain(), kind)
         if full is not None:
-            notes.append(f"{what} bound of {_name(lp.iv)}: the producer loop's own")
+            notes.append(f"{what} bound of {value_label(lp.iv)}: the producer loop's own")
             return affs_to_exprs(full, npre, scop)
     except UnsupportedError as e:
-        raise SliceError(f"the bound of {_name(lp.iv)} is not affine: {e}", SliceErrorKind.NOT_AFFINE) from None
+        raise SliceError(f"the bound of {value_label(lp.iv)} is not affine: {e}", SliceErrorKind.NOT_AFFINE) from None
     val = integral_pw_aff(pw).min_val() if kind == "max" else integral_pw_aff(pw).max_val()
     if val.is_int():
-        notes.append(f"{what} bound of {_name(lp.iv)} over-approximated by the constant {val_to_int(val)}")
+        notes.append(f"{what} bound of {value_label(lp.iv)} over-approximated by the constant {val_to_int(val)}")
         return [AffineExpr.constant(val_to_int(val))]
-    raise SliceError(f"the {what} bound of {_name(lp.iv)} in the slice, {pw}, is not a {kind} of affine "
+    raise SliceError(f"the {what} bound of {value_label(lp.iv)} in the slice, {pw}, is not a {kind} of affine "
                      f"functions of the consumer IVs and symbols", SliceErrorKind.BOUNDS)
 
 
@@ -458,16 +458,17 @@ def _counts(s: ComputationSlice, scop: Scop,
     prefix iterations), each None when unknown (unbounded or too big to count). Symbols
     without a value in ``symbol_values`` take :data:`DEFAULT_SYMBOL_VALUE` (noted)."""
     pre_dom, src_dom, per = s._domains
-    values = {id(v): x for v, x in (symbol_values or {}).items()}
+    values = symbol_values or {}
     fixed = dict(symbol_values or {})
     for name, v in scop.params.values():
-        if id(v) in values:
+        if v in values:
             continue
         for x in (pre_dom, src_dom, s.box):
             pos = x.find_dim_by_name(_DT.param, name)
             if pos >= 0 and x.involves_dims(_DT.param, pos, 1):
                 fixed[v] = DEFAULT_SYMBOL_VALUE
-                s.notes.append(f"counted with symbol {_name(v)} = {DEFAULT_SYMBOL_VALUE} (default; pass symbol_values)")
+                s.notes.append(f"counted with symbol {value_label(v)} = {DEFAULT_SYMBOL_VALUE} "
+                               f"(default; pass symbol_values)")
                 break
 
     def count(x):
@@ -490,10 +491,10 @@ def nest_work(nest: Operation, scop: Scop, symbol_values: dict[Value, int] | Non
     (else :data:`DEFAULT_SYMBOL_VALUE`); None when a count is unbounded or too large."""
     per_loop: dict[Operation, int] = {}
     for op in nest.walk():
-        if op.regions or op.is_terminator:
+        if op.regions or op.has_trait(IsTerminator):
             continue
         loop = op.parent_op
-        while loop is not None and not isinstance(loop, (AffineForOp, AffineParallelOp)):
+        while loop is not None and not isinstance(loop, LoopLikeOpInterface):
             loop = loop.parent_op
         if loop is not None and (loop is nest or nest.is_ancestor_of(loop)):
             per_loop[loop] = per_loop.get(loop, 0) + 1

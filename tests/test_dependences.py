@@ -21,13 +21,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import affine_ir as air
+from affine_ir.core import OP_REGISTRY, Operation
 from affine_ir.dialects.affine import AffineForOp, AffineParallelOp
 from affine_ir.testing import SYMBOL_RANGE, kernel_function, programs, trace_accesses
+from affine_ir.traits import EffectKind, MemoryEffect, Pure
 from affine_ir.types import IndexType
 from analysis.dependence_check import format_remarks, memref_dependence_remarks
 from analysis.dependence_graph import DependenceGraph
 from analysis.dependences import Dependence, dependences, format_range
-from analysis.loops import is_parallel, is_permutable, permutable_bands
+from analysis.loops import is_parallel, is_permutable, parallel_decision, permutable_bands
 from runtime.cli import split_input
 
 GOLDEN = Path(__file__).resolve().parent / "filecheck"
@@ -485,3 +487,126 @@ def test_golden_remarks(path):
         module = air.parse(chunk, str(path), line_offset=offset)
         got += [line[line.index(".mlir:"):] for line in format_remarks(module).splitlines()]
     assert got == expected
+
+
+# -- ops the analysis has never heard of: their declared traits and effects decide ------------------------------------
+
+class _ScaleOp(Operation):
+    """A pure op on values (declared Pure, nothing else)."""
+
+    name = "test.dep_scale"
+    traits = frozenset({Pure})
+
+
+class _PeekOp(Operation):
+    """Reads some element of its memref operand (a declared READ effect, no access interface)."""
+
+    name = "test.dep_peek"
+
+    def memory_effects(self):
+        return (MemoryEffect(EffectKind.READ, self.operands[0]),)
+
+
+class _PokeOp(Operation):
+    """Writes some element of its memref operand (a declared WRITE effect)."""
+
+    name = "test.dep_poke"
+
+    def memory_effects(self):
+        return (MemoryEffect(EffectKind.WRITE, self.operands[0]),)
+
+
+class _MysteryOp(Operation):
+    """Declares nothing: its effects are unknown."""
+
+    name = "test.dep_mystery"
+
+
+#: Defining a named op class registers it; these stay out of the registry (other tests enumerate it).
+_NEW_OPS = (_ScaleOp, _PeekOp, _PokeOp, _MysteryOp)
+for _cls in _NEW_OPS:
+    OP_REGISTRY.pop(_cls.name, None)
+
+COPY_LOOP = """
+func.func @f(%A: memref<64xf32>, %B: memref<64xf32>, %C: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %v = affine.load %A[%i] : memref<64xf32>
+    affine.store %v, %B[%i] : memref<64xf32>
+  }
+  return
+}"""
+
+
+@pytest.fixture
+def copy_loop():
+    """The loop of COPY_LOOP and a function inserting a new op before its store."""
+    func = air.parse(COPY_LOOP).body.ops[0]
+    loop = next(o for o in func.walk() if isinstance(o, AffineForOp))
+    store = loop.body.ops[1]
+
+    def insert(cls, operands, result_types=()):
+        return store.parent.insert_before(store, cls(operands, list(result_types)))
+
+    return func, loop, insert
+
+
+def test_a_new_pure_op_adds_no_dependence(copy_loop):
+    func, loop, insert = copy_loop
+    before = len(dependences(func))
+    v = loop.body.ops[0].result
+    insert(_ScaleOp, [v], [v.type])
+    assert len(dependences(func)) == before == 0 and is_parallel(loop)
+
+
+def test_a_new_op_reading_its_memref_depends_only_on_writes_of_it(copy_loop):
+    func, loop, insert = copy_loop
+    A, B, C = func.body.args
+    insert(_PeekOp, [C], [air.types.f32])
+    assert dependences(func) == [] and is_parallel(loop)  # nothing writes C; a read adds no dependence
+    insert(_PeekOp, [B], [air.types.f32])  # B is stored by the loop: the peek may read any element of it
+    deps = [d for d in dependences(func) if d.memref is B]
+    assert {d.kind for d in deps} == {"RAW", "WAR"} and all(not d.exact for d in deps)
+    assert not is_parallel(loop) and "B" in parallel_decision(loop).reason
+
+
+def test_a_new_op_writing_its_memref_is_a_write_of_any_element(copy_loop):
+    func, loop, insert = copy_loop
+    A, B, C = func.body.args
+    insert(_PokeOp, [C])
+    waw = [d for d in dependences(func) if d.memref is C]
+    assert [d.kind for d in waw] == ["WAW"] and waw[0].depths == (1,) and not waw[0].exact
+    assert not is_parallel(loop)
+
+
+def test_a_new_op_with_unknown_effects_blocks_parallelism_and_orders_its_memrefs(copy_loop):
+    func, loop, insert = copy_loop
+    A, B, C = func.body.args
+    mystery = insert(_MysteryOp, [])
+    decision = parallel_decision(loop)
+    assert not decision.parallel and "'test.dep_mystery'" in decision.reason and "unknown" in decision.reason
+    mystery.set_operands([A])  # given a memref, it may write any element of it
+    load = loop.body.ops[0]
+    deps = [d for d in dependences(func) if d.memref is A]
+    assert {(d.kind, d.src, d.dst) for d in deps} == {("WAR", load, mystery), ("RAW", mystery, load),
+                                                      ("WAW", mystery, mystery)}
+    assert all(not d.exact and d.depths[0] == 1 for d in deps)  # carried by %i: no iteration moves past it
+    graph = DependenceGraph(func)
+    assert graph.node(loop).opaque == [mystery]
+
+
+def test_a_barrier_in_a_loop_keeps_it_sequential():
+    """gpu.barrier declares no effects (unknown): its loop is not parallel, as for a call (before the
+    traits only calls and unregistered ops were looked for)."""
+    func = air.parse("""
+func.func @f(%A: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %v = affine.load %A[%i] : memref<64xf32>
+    gpu.barrier
+    affine.store %v, %A[%i] : memref<64xf32>
+  }
+  return
+}""").body.ops[0]
+    loop = func.body.ops[0]
+    assert all(d.depths[0] > 1 for d in dependences(loop))  # the accesses alone carry nothing
+    decision = parallel_decision(loop)
+    assert not decision.parallel and "'gpu.barrier'" in decision.reason

@@ -428,3 +428,24 @@ def test_memref_accesses_answer_the_memref_interface():
     assert not isinstance(load, AffineAccessInterface) and isinstance(load, MemRefAccessInterface)
     assert load.value_to_store is None and load.vector_type is None and load.indices == load.operands[1:]
     assert store.is_write and store.value_to_store is load.result and store.memref is store.operands[1]
+
+
+# -- Arithmetic, allocating_op, frees -------------------------------------------------------------------------------
+
+def test_arithmetic_is_the_arith_and_math_computations():
+    """The cost model counted ``arith.*`` and ``math.*`` ops but constants by name; the trait says it now."""
+    declared = {name for name, cls in OP_REGISTRY.items() if cls.has_trait(T.Arithmetic)}
+    by_name = {name for name in OP_REGISTRY if name.split(".")[0] in ("arith", "math") and name != "arith.constant"}
+    assert declared == by_name and "arith.select" in declared and "arith.cmpf" in declared
+    assert not OP_REGISTRY["vector.broadcast"].has_trait(T.Arithmetic)
+
+
+def test_allocating_op_and_frees_read_the_declared_effects(sample_ops):
+    allocated = [r for op in sample_ops for r in op.results if T.allocating_op(r) is not None]
+    assert {T.allocating_op(r).name for r in allocated} == {"memref.alloc", "memref.alloca"}
+    assert all(isinstance(r.owner, (memref.AllocOp, memref.AllocaOp)) for r in allocated)
+    args = [a for op in sample_ops if isinstance(op, func_d.FuncOp) and not op.is_declaration for a in op.body.args]
+    assert args and all(T.allocating_op(a) is None for a in args)
+    for op in sample_ops:
+        for v in op.operands:
+            assert T.frees(op, v) == isinstance(op, memref.DeallocOp)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core import Operation
 from ..interfaces import MemRefAccessInterface
-from ..traits import IsTerminator, NoMemoryEffect, Pure, ReturnLike, SameOperandsAndResultType
+from ..traits import Arithmetic, IsTerminator, NoMemoryEffect, Pure, ReturnLike, SameOperandsAndResultType
 from ..types import VectorType, element_type_of, is_float, is_int_or_index
 
 
@@ -23,7 +23,7 @@ class ElementwiseOp(Operation):
     (``Commutative``).
     """
 
-    traits = frozenset({Pure, SameOperandsAndResultType})
+    traits = frozenset({Pure, SameOperandsAndResultType, Arithmetic})
     arity = 2
     operand_kind = "float"
 

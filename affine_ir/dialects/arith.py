@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..attributes import DenseAttr, FloatAttr, IntegerAttr
 from ..core import Operation
 from ..parser import describe_token as _describe
-from ..traits import Commutative, ConstantLike, Pure
+from ..traits import Arithmetic, Commutative, ConstantLike, Pure
 from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
 from ._simple import ConversionOp, ElementwiseOp, check_kind, kind_ok
 
@@ -158,7 +158,7 @@ CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", 
 class _CmpOp(Operation):
     predicates: tuple[str, ...] = ()
     operand_kind = "float"
-    traits = frozenset({Pure})
+    traits = frozenset({Pure, Arithmetic})
 
     def __init__(self, predicate: str, lhs, rhs, location=None, name_hint=None):
         t = lhs.type
@@ -209,7 +209,7 @@ class SelectOp(Operation):
     """``%r = arith.select %cond, %a, %b : f32``."""
 
     name = "arith.select"
-    traits = frozenset({Pure})
+    traits = frozenset({Pure, Arithmetic})
 
     def __init__(self, cond, a, b, location=None, name_hint=None):
         super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])
@@ -253,6 +253,7 @@ class _CastOp(ConversionOp):
 
     verb = "cast"
     unsigned = False
+    traits = frozenset({Arithmetic})
 
     @staticmethod
     def valid(src: Type, dst: Type) -> bool:
