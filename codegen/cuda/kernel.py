@@ -17,7 +17,7 @@ from affine_ir.affine_expr import AffineExpr
 from affine_ir.affine_map import AffineMap
 from affine_ir.core import Block, Operation, Value
 from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
-from transforms.cleanup.canonicalize_ranges import RangeContext
+from analysis.ranges import RangeContext
 
 from ..loop_bounds import constant_upper_limit, may_step_past_int64
 from .affine_c import DimNames, c_bound, c_condition, c_expr, c_integer, c_sum, c_trip_count, is_atomic, terms
