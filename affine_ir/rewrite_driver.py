@@ -17,14 +17,16 @@ Semantics (MLIR's, with the differences listed below):
    (nested in ``root``, or ``root``) are added.
 4. An iteration ends when the worklist is empty. If it changed anything, the next iteration
    starts from a fresh seed (``config.on_iteration`` is called before each seed, e.g. to drop
-   analysis caches); the driver stops at the first iteration that changes nothing (converged),
-   after ``config.max_iterations`` iterations (MLIR's default, 10), or after
-   ``config.max_rewrites`` rewrites. :class:`RewriteResult` says whether it converged.
+   analysis caches); the driver stops at the first iteration that changes nothing
+   (converged), when a rewritten ``root`` was itself erased or replaced (converged), after
+   ``config.max_iterations`` iterations (MLIR's default, 10), or after ``config.max_rewrites``
+   rewrites. :class:`RewriteResult` says whether it converged.
 
 Differences from MLIR's driver: the worklist is first-in first-out (MLIR pops the last op
 pushed), so an iteration visits the seed in program order (defining ops before their users,
-bodies before their loops) and the revisits after it; this is the order the sweeps of the
-canonicalizer used before the driver existed, and it reaches the same fixpoints. The parent op
+bodies before their loops) and the revisits after it; this is the order of the sweeps the
+canonicalizer made before the driver existed (their fixpoints are the same up to which of
+several equal constants survives a merge, and so the constants' names and order). The parent op
 is revisited after a change in it (MLIR revisits all ancestors up to the scope). There is no
 region simplification (no CFG: every region here has one block). Constants are not moved to
 the top of the region by the folder: callers that want that (``canonicalize``) hoist them as a
@@ -137,7 +139,7 @@ class _GreedyDriver(RewriteListener):
     # -- scope and notifications -------------------------------------------------------
     def _in_scope(self, op: Operation) -> bool:
         if op is self.root:
-            return self.include_root
+            return self.include_root and op.parent is not None
         return op.parent is not None and self.root.is_ancestor_of(op)
 
     def _add(self, op: Operation | None) -> None:
@@ -227,6 +229,10 @@ class _GreedyDriver(RewriteListener):
         for op in ops:
             self.worklist.push(op)
 
+    def _root_gone(self) -> bool:
+        """Whether the root, rewritten itself, was erased or replaced (nothing is left to do)."""
+        return self.include_root and self.root.parent is None
+
     def _bound_hit(self) -> bool:
         return self.config.max_rewrites is not None and self.rewrites >= self.config.max_rewrites
 
@@ -238,6 +244,8 @@ class _GreedyDriver(RewriteListener):
                 break
             if op.parent is None and op is not self.root:
                 continue  # erased or detached since it was queued
+            if self._root_gone():
+                break
             if self._process(op):
                 self.rewrites += 1
                 changed = True
@@ -248,6 +256,9 @@ class _GreedyDriver(RewriteListener):
         iterations = 0
         converged = False
         while iterations < max(1, self.config.max_iterations):
+            if self._root_gone():
+                converged = True
+                break
             iterations += 1
             if self.config.on_iteration is not None:
                 self.config.on_iteration(iterations)

@@ -7,9 +7,11 @@ from affine_ir import Operation
 from affine_ir.attributes import IntegerAttr
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.errors import Location
-from affine_ir.rewrite import PatternRewriter, RewritePattern
+from affine_ir.rewrite import PatternRewriter, RewritePattern, register_patterns
 from affine_ir.rewrite_driver import GreedyRewriteConfig, apply_patterns_greedily
 from affine_ir.types import i32, index
+from transforms import PassManager
+from transforms.cleanup import canonicalize
 
 
 class TagOp(Operation):
@@ -189,6 +191,48 @@ def test_bounds_are_reported():
     assert tag.level == 53
     result = apply_patterns_greedily(f, [RaiseLevel(limit=55)])
     assert result.converged and result.rewrites == 2 and result.iterations == 2
+
+
+def test_user_defined_pattern_on_user_defined_op_runs_in_canonicalize():
+    class CancelDoubleTag(RewritePattern):
+        root = TagOp
+
+        def match_and_rewrite(self, op, rewriter):
+            inner = op.operands[0].owner
+            if not (isinstance(inner, TagOp) and inner.level == op.level == 3):
+                return False
+            rewriter.replace_op(op, inner.operands[0])
+            return True
+
+    class DoubleTagOp(TagOp):
+        name = "test.double_tag"
+
+    register_patterns(DoubleTagOp, CancelDoubleTag())
+    m, f = _func(IDENTITY)
+    _tags(f, 3, 3, cls=DoubleTagOp)
+    assert canonicalize(m)
+    assert "test.double_tag" not in str(m)
+    assert f.body.ops[-1].operands[0] is f.body.args[0]
+
+
+def test_canonicalize_records_when_the_bound_is_hit():
+    text = """
+func.func @f(%A: memref<4xindex>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = arith.addi %c1, %c2 : index
+  %b = arith.addi %a, %c2 : index
+  affine.store %b, %A[0] : memref<4xindex>
+  return
+}"""
+    pm = PassManager.parse("canonicalize{max-iterations=1 test-convergence=true}")
+    out = pm.run(air.parse(text))
+    refusals = [d for d in pm.trace.decisions if d.kind == "refused"]
+    assert "arith.constant 5 : index" in str(out)
+    assert len(refusals) == 1 and "did not converge in 1 iterations" in refusals[0].message
+    pm = PassManager.parse("canonicalize{test-convergence=true}")
+    pm.run(air.parse(text))
+    assert not [d for d in pm.trace.decisions if d.kind == "refused"]
 
 
 def test_rewriter_without_driver_inserts_at_its_insertion_point():
