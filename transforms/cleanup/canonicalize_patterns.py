@@ -197,12 +197,19 @@ class _LoopPattern(RewritePattern):
 
 
 class SimplifyLoopBounds(_LoopPattern):
-    """Both bound maps canonical (see :func:`.canonicalize_loops.simplify_loop_bounds`)."""
+    """Both bound maps canonical (see :func:`.canonicalize_loops.simplify_loop_bounds`); when they
+    changed, the loop rewrites below are tried right away on the new bounds (what a revisit
+    would do, without recomputing the bounds)."""
 
     benefit = 5
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        return simplify_loop_bounds(op, self.state.ctx, self.state.stats, rewriter=rewriter)
+        if not simplify_loop_bounds(op, self.state.ctx, self.state.stats, rewriter=rewriter):
+            return False
+        for follow_up in (EraseZeroTripLoop, PromoteSingleIterationLoop, FoldYieldOnlyLoop, EraseUnusedIterArgs):
+            if follow_up(self.state).match_and_rewrite(op, rewriter):
+                break
+        return True
 
 
 class EraseZeroTripLoop(_LoopPattern):
@@ -250,7 +257,8 @@ class EraseUnusedIterArgs(_LoopPattern):
 
 
 class CanonicalizeIfCondition(RewritePattern):
-    """An ``affine.if`` condition canonical (:func:`canonical_set`)."""
+    """An ``affine.if`` condition canonical (:func:`canonical_set`), then :class:`FoldConstantIf`
+    tried right away."""
 
     root = AffineIfOp
     benefit = 2
@@ -266,6 +274,7 @@ class CanonicalizeIfCondition(RewritePattern):
         with rewriter.modify_op_in_place(op):
             op.attributes["condition"] = s
             op.set_operands(ops)
+        FoldConstantIf(self.state).match_and_rewrite(op, rewriter)  # on the new condition, right away
         return True
 
 
