@@ -19,7 +19,7 @@ maps over different operand lists become expressions over one set of dims, and a
 Facts about a loop IV hold wherever the IV is used (inside the loop body, which runs only
 for IV values within its bounds); nothing here changes the IR. The context may be reused
 while the IR is rewritten in a semantics-preserving way (a value's set of run-time values
-only shrinks), but it is cheap to rebuild and the canonicalizer rebuilds it every sweep.
+only shrinks), but it is cheap to rebuild and the canonicalizer rebuilds it every driver iteration.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class RangeContext(Sequence):
         self._budget = budget
         #: Results of the canonicalizer's expression rewrites, by expression over value dims:
         #: an expression means the same wherever it is used (value dims name values), so
-        #: repeated subscripts and conditions are simplified once per sweep. Read them with
+        #: repeated subscripts and conditions are simplified once per context. Read them with
         #: :meth:`cached` (a result over a value erased since is not reused).
         self.rewritten: dict[tuple[str, AffineExpr], AffineExpr] = {}
 
@@ -91,7 +91,7 @@ class RangeContext(Sequence):
 
     def cached(self, key: tuple[str, AffineExpr], compute) -> AffineExpr:
         """``self.rewritten[key]`` when every value it uses is still in a function (values
-        replaced and erased by a rewrite of this sweep are not), else ``compute()``, stored."""
+        replaced and erased by a rewrite since are not), else ``compute()``, stored."""
         hit = self.rewritten.get(key)
         if hit is not None and all(_in_function(self._values[k]) for k in hit.used_dims()):
             return hit

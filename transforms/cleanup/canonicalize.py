@@ -290,9 +290,9 @@ class Canonicalize(Pass):
     name = "canonicalize"
     summary = "Fold constants, compose and simplify affine maps, remove trivial loops and dead code"
 
-    max_iterations: int = option(10, "sweeps over the function at most (MLIR: greedy driver iterations)")
+    max_iterations: int = option(10, "greedy driver iterations over the function at most (as MLIR's)")
     test_convergence: bool = option(False, "refuse (record) a function that has not converged after "
-                                           "max-iterations sweeps")
+                                           "max-iterations driver iterations")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         if func.is_declaration:

@@ -293,8 +293,8 @@ class FoldConstantIf(RewritePattern):
         return done
 
 
-#: The pattern classes of canonicalization, keyed by the op class they apply to; each is made
-#: with the run's :class:`CanonicalizeState`.
+#: The pattern classes of canonicalization, keyed by the (first) op class they apply to (their
+#: ``root`` says all of them); each is made with the run's :class:`CanonicalizeState`.
 PATTERN_FACTORIES: dict[type, list[Callable[[CanonicalizeState], RewritePattern]]] = {
     OP_REGISTRY["arith.addi"]: [ReassociateConstants],
     AffineApplyOp: [CanonicalizeMapValue],
