@@ -11,7 +11,7 @@ from affine_ir.rewrite import PatternRewriter, RewritePattern, register_patterns
 from affine_ir.rewrite_driver import GreedyRewriteConfig, apply_patterns_greedily
 from affine_ir.types import i32, index
 from transforms import PassManager
-from transforms.cleanup import canonicalize
+from transforms.cleanup import canonicalize, is_trivially_dead
 
 
 class TagOp(Operation):
@@ -245,3 +245,24 @@ def test_rewriter_without_driver_inserts_at_its_insertion_point():
     rw.set_insertion_point_after(c)
     d = rw.insert(ConstantOp(IntegerAttr(4, index), location=Location("x.mlir", 1, 1)))
     assert f.body.ops[1] is d and d.location == Location("x.mlir", 1, 1)
+
+
+def test_driver_stays_inside_its_root():
+    m, f = _func("""
+func.func @f(%A: memref<8xindex>, %n: index) {
+  %dead = arith.addi %n, %n : index
+  affine.for %i = 0 to 8 {
+    %x = arith.muli %i, %i : index
+    %y = arith.addi %x, %i : index
+  }
+  return
+}""")
+    loop = f.body.ops[1]
+    result = apply_patterns_greedily(loop, [])
+    assert result.counts["erased"] == 2 and len(loop.body.ops) == 1  # only the yield is left
+    assert "%dead = arith.addi" in str(m)  # outside the root: not looked at
+    assert apply_patterns_greedily(loop, [], include_root=True).rewrites == 0  # a loop is not pure
+    config = GreedyRewriteConfig(is_trivially_dead=is_trivially_dead)  # dce's test knows effect-free loops
+    result = apply_patterns_greedily(loop, [], config, include_root=True)
+    assert result.converged and result.rewrites == 1 and loop.parent is None
+    assert "%dead" in str(m)
