@@ -11,6 +11,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
   :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion),
   :func:`check_fusion` (which dependences fusing at a slice keeps), :func:`reads_covered_within`.
+- Value ranges: :class:`RangeContext` (intervals and bounds of index values where they are
+  used; what canonicalization and the CUDA printer simplify with).
 - Bounds: :func:`check_bounds` (affine accesses definitely outside their memref, with an isl
   witness), :func:`bounds_check` (also the checks left for launch time, :class:`LaunchCheck`).
 - Targets: :func:`target`, :func:`gpu_target`, :func:`host_cpu`, ``H200``/``H100``/``A100``.
@@ -54,6 +56,7 @@ from .loops import (
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .permutation import permutation_violation
+from .ranges import RangeContext
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
 from .slices import ComputationSlice, SliceError, SliceErrorKind, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
@@ -61,7 +64,7 @@ from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gp
 __all__ = [
     "A100", "BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds",
     "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
-    "MemRefRegion", "SliceError", "SliceErrorKind", "compute_slice", "element_size_in_bytes",
+    "MemRefRegion", "RangeContext", "SliceError", "SliceErrorKind", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",
     "DependenceAnalysis", "DependenceGraph", "Edge", "GPUTarget", "MemoryLevel", "Node", "ParallelDecision",
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",

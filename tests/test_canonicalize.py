@@ -383,7 +383,7 @@ def test_cached_rewrites_are_not_reused_over_erased_values():
     """``RangeContext.cached`` returns a stored rewrite only while every value it uses is still
     in the function: a loop erased by a rewrite of the same sweep makes its IV stale."""
     from affine_ir.affine_expr import dim
-    from transforms.cleanup.canonicalize_ranges import RangeContext
+    from analysis.ranges import RangeContext
 
     m = air.parse("""
     func.func @f(%A: memref<8xf32>) {

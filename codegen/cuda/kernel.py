@@ -20,7 +20,7 @@ from affine_ir.dialects.affine import AffineParallelOp, AffineYieldOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.traits import IsTerminator, ReturnLike
 from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
-from transforms.cleanup.canonicalize_ranges import RangeContext
+from analysis.ranges import RangeContext
 
 from ..loop_bounds import constant_upper_limit, may_step_past_int64
 from .affine_c import DimNames, c_bound, c_condition, c_expr, c_integer, c_sum, c_trip_count, is_atomic, terms

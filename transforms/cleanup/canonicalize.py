@@ -1,7 +1,13 @@
 """``canonicalize``: fold, compose and simplify affine/arith IR in place, to a fixpoint.
 
-The pass (MLIR's ``canonicalize``) and its utility :func:`canonicalize` rewrite, until
-nothing changes (every rewrite is exact, so the program computes the same results):
+The pass (MLIR's ``canonicalize``) and its utility :func:`canonicalize` are the greedy
+pattern driver (:func:`affine_ir.rewrite_driver.apply_patterns_greedily`: dead ops erased,
+folders first, then patterns, revisits after each change) run with the folders and patterns
+of :mod:`.canonicalize_patterns`, plus one step that is no pattern (as in MLIR, where the
+folder does it): constants are hoisted to the top of the function and duplicates merged
+(:func:`hoist_constants`) before each driver iteration but the first and after the last (run
+again when that changed anything). They rewrite, until nothing changes (every rewrite is
+exact, so the program computes the same results):
 
 - **constants**: ``arith``/``math`` ops on constant operands fold with the interpreter's
   exact semantics (ints wrap; floats only where IEEE rounding is reproducible, never to a
@@ -23,8 +29,9 @@ nothing changes (every rewrite is exact, so the program computes the same result
 - **dead code**: unused results of ops without side effects (``is_pure`` ops, loads,
   ``memref.dim``, allocations, loops/ifs without effects inside) are erased.
 
-Pass options (MLIR's): ``max-iterations`` (10) bounds the sweeps, ``test-convergence`` records a
-refusal for a function still changing after them. Helpers other passes may call:
+Pass options (MLIR's): ``max-iterations`` (10) bounds the driver's iterations,
+``test-convergence`` records a refusal for a function the driver stopped before a fixpoint.
+Helpers other passes may call:
 :func:`canonicalize` (any op), :func:`simplify_loop_bounds`, :func:`promote_if_single_iteration`,
 :func:`fold_constant_operands`, :func:`trip_count_range`, :func:`hoist_constants`,
 :func:`is_trivially_dead`.
@@ -33,7 +40,8 @@ Differences from MLIR's canonicalizer (on purpose, all exact): loops of one iter
 promoted (MLIR leaves that to other passes); loops of zero iterations without results are
 erased (MLIR keeps ``affine.for %i = 0 to 0 {...}``); loop ranges are used to drop
 ``min``/``max`` results and decide ``affine.if`` conditions (MLIR only simplifies loop
-bounds that way); unused iter_args are removed; constants stay in first-use order; floats are
+bounds that way); unused iter_args are removed; constants stay in first-use order (MLIR's
+folder puts each new one first); floats are
 not folded through ``math`` transcendental functions or to NaN (MLIR folds ``math.exp`` and
 ``0.0 / 0.0``); ``affine.parallel`` and ``gpu`` ops are left alone (only their operands'
 producers are folded) and constants are not hoisted out of ``gpu.launch``.
@@ -45,31 +53,22 @@ from collections import Counter
 from dataclasses import dataclass
 
 from affine_ir import FuncOp, ModuleOp, Operation, Value
-from affine_ir.attributes import IntegerAttr
-from affine_ir.dialects.affine import (
-    AffineApplyOp,
-    AffineForOp,
-    AffineIfOp,
-    AffineMaxOp,
-    AffineMinOp,
-    _AccessOp,
-)
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp
 from affine_ir.dialects.arith import ConstantOp
-from affine_ir.types import index
+from affine_ir.rewrite import PatternRewriter
+from affine_ir.rewrite_driver import GreedyRewriteConfig, RewriteResult, apply_patterns_greedily
 
 from ..errors import TransformError
 from ..pass_base import Pass, PassContext, option, register_pass
 from .canonicalize_fold import fold_op, make_constant, swap_commutative
-from .canonicalize_loops import (
-    erase_unused_iter_args,
-    fold_empty_loop,
-    fold_if,
-    promote_if_single_iteration,
-    remove_if_zero_trip,
-    trip_count_range,
+from .canonicalize_loops import promote_if_single_iteration, simplify_loop_bounds, trip_count_range
+from .canonicalize_patterns import (
+    ACCESS_OPS,
+    CanonicalizeAccess,
+    CanonicalizeMapValue,
+    CanonicalizeState,
+    canonicalization_patterns,
 )
-from .canonicalize_maps import canonical_map, canonical_set
-from .canonicalize_ranges import RangeContext
 from .dce import has_only_read_effects, is_trivially_dead
 
 __all__ = [
@@ -89,6 +88,10 @@ _LABELS = (
     ("hoisted", "hoisted {} constants"),
 )
 
+# The driver's counts of folds and erasures, as the summary's kinds.
+_DRIVER_KINDS = {"erased": "dead", "folded_to_constant": "folded", "folded_to_value": "simplified",
+                 "folded_in_place": "simplified"}
+
 
 def has_side_effects(op: Operation) -> bool:
     """Whether ``op`` (with what it holds) may write memory or do anything but compute its results
@@ -96,125 +99,8 @@ def has_side_effects(op: Operation) -> bool:
     return not has_only_read_effects(op)
 
 
-# ----------------------------------------------------------------------------------------
-# Map sites
-# ----------------------------------------------------------------------------------------
-
-def _composes(ctx: RangeContext, operands) -> bool:
-    return any(isinstance(v.owner, AffineApplyOp) for v in operands)
-
-
-def _canonicalize_access(op: _AccessOp, ctx: RangeContext, stats: Counter) -> bool:
-    m, ops = canonical_map(ctx, op.map, op.indices, "list")
-    before = (op.map, op.indices)
-    if m == before[0] and tuple(ops) == before[1]:
-        return False
-    composed = _composes(ctx, op.indices)
-    op.set_access(m, ops)
-    if (op.map, op.indices) == before:
-        return False
-    stats["composed" if composed else "maps"] += 1
-    return True
-
-
-def simplify_loop_bounds(loop: AffineForOp, ctx: RangeContext | None = None, stats: Counter | None = None) -> bool:
-    """Canonicalize both bound maps of ``loop`` (compose applies, fold constants, drop ``max``
-    lower / ``min`` upper results that never decide the bound given the outer loops' ranges,
-    drop duplicates); the loop runs exactly the same iterations. Returns whether it changed.
-
-    ``affine.for %j = 0 to min (d0) -> (d0 + 4, 64)(%i)`` with ``%i = 0 to 60 step 4``
-    -> ``affine.for %j = 0 to #map(%i)`` where ``#map = (d0) -> (d0 + 4)``.
-    """
-    ctx = ctx or RangeContext()
-    stats = stats if stats is not None else Counter()
-    lb, lbo = canonical_map(ctx, loop.lower_bound_map, loop.lower_bound_operands, "max", sort=False)
-    ub, ubo = canonical_map(ctx, loop.upper_bound_map, loop.upper_bound_operands, "min", sort=False)
-    if (lb, tuple(lbo), ub, tuple(ubo)) == (loop.lower_bound_map, loop.lower_bound_operands,
-                                          loop.upper_bound_map, loop.upper_bound_operands):
-        return False
-    composed = _composes(ctx, loop.lower_bound_operands + loop.upper_bound_operands)
-    loop.set_bounds(lb, lbo, ub, ubo)
-    stats["composed" if composed else "maps"] += 1
-    return True
-
-
-def _replace_op(op: Operation, value: Value) -> None:
-    op.results[0].replace_all_uses_with(value)
-    op.erase()
-
-
-def _constant_before(op: Operation, attr) -> Value:
-    c = make_constant(attr, op.location)
-    op.parent.insert_before(op, c)
-    return c.results[0]
-
-
-def _canonicalize_map_value(op: Operation, ctx: RangeContext, stats: Counter) -> bool:
-    """affine.apply/min/max: canonical map; fold to a constant, an operand, or an apply."""
-    kind = {"affine.apply": "list", "affine.min": "min", "affine.max": "max"}[op.name]
-    m, ops = canonical_map(ctx, op.map, op.operands, kind)
-    changed = False
-    if (m, tuple(ops)) != (op.map, op.operands):
-        stats["composed" if _composes(ctx, op.operands) else "maps"] += 1
-        op.attributes["map"] = m
-        op.set_operands(ops)
-        changed = True
-    c = m.single_constant()
-    if c is not None:
-        _replace_op(op, _constant_before(op, IntegerAttr(c, index)))
-        stats["folded"] += 1
-        return True
-    if m.num_results == 1:
-        e = m.results[0]
-        if e.as_dim() == 0 or e.as_symbol() == 0:
-            _replace_op(op, ops[0])
-            stats["simplified"] += 1
-            return True
-        if op.name != "affine.apply":
-            new = AffineApplyOp(m, ops, location=op.location, name_hint=op.results[0].name_hint)
-            op.parent.insert_before(op, new)
-            _replace_op(op, new.results[0])
-            stats["simplified"] += 1
-            return True
-    return changed
-
-
-def _canonicalize_if(op: AffineIfOp, ctx: RangeContext, stats: Counter) -> bool:
-    s, ops = canonical_set(ctx, op.condition, op.operands)
-    changed = False
-    if (s, tuple(ops)) != (op.condition, op.operands):
-        stats["composed" if _composes(ctx, op.operands) else "maps"] += 1
-        op.attributes["condition"] = s
-        op.set_operands(ops)
-        changed = True
-    if fold_if(op):
-        stats["ifs"] += 1
-        return True
-    return changed
-
-
-def _canonicalize_loop(loop: AffineForOp, ctx: RangeContext, stats: Counter) -> bool:
-    changed = simplify_loop_bounds(loop, ctx, stats)
-    if remove_if_zero_trip(loop, ctx):
-        stats["zero_trip"] += 1
-        return True
-    if promote_if_single_iteration(loop, ctx):
-        stats["promoted"] += 1
-        return True
-    if fold_empty_loop(loop, ctx):
-        stats["empty_loops"] += 1
-        return True
-    if erase_unused_iter_args(loop):
-        stats["iter_args"] += 1
-        return True
-    return changed
-
-
-# ----------------------------------------------------------------------------------------
-# Scalar folding
-# ----------------------------------------------------------------------------------------
-
-def fold_constant_operands(op: Operation, stats: Counter | None = None) -> bool:
+def fold_constant_operands(op: Operation, stats: Counter | None = None,
+                           rewriter: PatternRewriter | None = None) -> bool:
     """Fold ``op`` if it is a scalar ``arith``/``math`` op that folds (all operands constant, an
     identity, a select on a constant): its uses take the folded value and it is erased.
     Exactly the interpreter's semantics (see :mod:`.canonicalize_fold`). Returns whether it changed.
@@ -223,88 +109,48 @@ def fold_constant_operands(op: Operation, stats: Counter | None = None) -> bool:
     ``%y = arith.mulf %x, %one : f32`` -> uses of ``%y`` use ``%x``.
     """
     stats = stats if stats is not None else Counter()
+    rewriter = rewriter or PatternRewriter()
     swapped = swap_commutative(op)
     folded = fold_op(op)
     if folded is None:
         if swapped:
+            rewriter.notify_op_modified(op)
             stats["simplified"] += 1
         return swapped
     if folded is op.results[0]:  # rewritten in place (constants reassociated)
+        rewriter.notify_op_modified(op)
         stats["simplified"] += 1
     elif isinstance(folded, Value):
-        _replace_op(op, folded)
+        rewriter.replace_op(op, folded)
         stats["simplified"] += 1
     else:
-        _replace_op(op, _constant_before(op, folded))
+        const = rewriter.insert_op_before(op, make_constant(folded, op.location))
+        rewriter.replace_op(op, const.results[0])
         stats["folded"] += 1
     return True
-
-
-# ----------------------------------------------------------------------------------------
-# The driver
-# ----------------------------------------------------------------------------------------
-
-def _rewrite(op: Operation, ctx: RangeContext, stats: Counter) -> bool:
-    if is_trivially_dead(op):
-        op.erase()
-        stats["dead"] += 1
-        return True
-    if isinstance(op, (AffineApplyOp, AffineMinOp, AffineMaxOp)):
-        return _canonicalize_map_value(op, ctx, stats)
-    if isinstance(op, _AccessOp):
-        return _canonicalize_access(op, ctx, stats)
-    if isinstance(op, AffineForOp):
-        return _canonicalize_loop(op, ctx, stats)
-    if isinstance(op, AffineIfOp):
-        return _canonicalize_if(op, ctx, stats)
-    if op.name.startswith(("arith.", "math.")) and op.name != "arith.constant":
-        return fold_constant_operands(op, stats)
-    return False
-
-
-def _sweep_block(block, ctx: RangeContext, stats: Counter) -> bool:
-    changed = False
-    for op in list(block.ops):
-        if op.parent is not block:
-            continue  # erased or moved by an earlier rewrite
-        for region in op.regions:
-            for b in region.blocks:
-                changed |= _sweep_block(b, ctx, stats)
-        if op.parent is block:
-            changed |= _rewrite(op, ctx, stats)
-    return changed
-
-
-def _sweep(root: Operation, stats: Counter) -> bool:
-    ctx = RangeContext()
-    changed = False
-    for region in root.regions:
-        for b in region.blocks:
-            changed |= _sweep_block(b, ctx, stats)
-    if not isinstance(root, (FuncOp, ModuleOp)) and root.parent is not None:
-        changed |= _rewrite(root, ctx, stats)
-    return changed
 
 
 def compose_affine_maps(root: Operation) -> bool:
     """Fold ``affine.apply`` ops under ``root`` into the affine accesses, bounds and applies that
     use them (and simplify those maps), erasing applies left unused; nothing else changes.
     What a transform that introduces applies (a promoted loop's IV) calls on what it made.
-    Returns whether anything changed."""
-    ctx, stats = RangeContext(), Counter()
+    Returns whether anything changed (one pass in program order, not a fixpoint)."""
+    state, rewriter = CanonicalizeState(), PatternRewriter()
+    apply_pattern, access_pattern = CanonicalizeMapValue(state), CanonicalizeAccess(state)
     changed = False
     for op in list(root.walk()):
         if op.parent is None:
             continue
+        rewriter.start(op)
         if isinstance(op, AffineApplyOp):
-            changed |= _canonicalize_map_value(op, ctx, stats)
-        elif isinstance(op, _AccessOp):
-            changed |= _canonicalize_access(op, ctx, stats)
+            changed |= apply_pattern.match_and_rewrite(op, rewriter)
+        elif isinstance(op, ACCESS_OPS):
+            changed |= access_pattern.match_and_rewrite(op, rewriter)
         elif isinstance(op, AffineForOp):
-            changed |= simplify_loop_bounds(op, ctx, stats)
+            changed |= simplify_loop_bounds(op, state.ctx, state.stats, rewriter)
     for op in reversed(list(root.walk())):
         if isinstance(op, AffineApplyOp) and op.parent is not None and not op.results[0].uses:
-            op.erase()
+            rewriter.erase_op(op)
             changed = True
     return changed
 
@@ -369,9 +215,9 @@ def _functions(root: Operation) -> list[FuncOp]:
 def canonicalize(op: Operation, stats: Counter | None = None, max_iterations: int = MAX_SWEEPS) -> bool:
     """Canonicalize ``op`` in place (a module, a function, a loop or any op and what it holds) to
     a fixpoint; returns whether anything changed. The result verifies and computes exactly
-    what ``op`` computed; running it again changes nothing (random programs need at most 6
-    sweeps; ``max_iterations`` bounds them). ``stats`` (a Counter) receives counts by kind
-    (``folded``, ``composed``, ``promoted``...).
+    what ``op`` computed; running it again changes nothing (``max_iterations`` bounds the
+    driver's iterations). ``stats`` (a Counter) receives counts by kind (``folded``,
+    ``composed``, ``promoted``...).
 
     A loop given as ``op`` may itself be removed or inlined (then its parent holds the result).
 
@@ -385,17 +231,49 @@ def canonicalize(op: Operation, stats: Counter | None = None, max_iterations: in
     return _canonicalize(op, stats if stats is not None else Counter(), max_iterations)[0]
 
 
+def _hoist_all(op: Operation, stats: Counter) -> bool:
+    changed = False
+    for f in _functions(op):
+        changed |= hoist_constants(f, stats)
+    return changed
+
+
 def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[bool, bool]:
-    """(changed, converged)."""
+    """(changed, converged): the greedy driver with the canonicalization patterns, constants
+    hoisted (:func:`hoist_constants`) before each iteration after the first and after the last;
+    run again when that last hoisting changed something."""
+    state = CanonicalizeState(stats)
+    hoisted = [False]
+
+    def new_iteration(iteration: int) -> None:
+        state.new_iteration()
+        if iteration > 1:
+            hoisted[0] |= _hoist_all(op, stats)
+
+    patterns = canonicalization_patterns(state)
+    include_root = not isinstance(op, (FuncOp, ModuleOp)) and op.parent is not None
     changed_any = False
-    for _ in range(max(1, max_iterations)):
-        changed = _sweep(op, stats)
-        for f in _functions(op):
-            changed |= hoist_constants(f, stats)
-        if not changed:
+    budget = max(1, max_iterations)
+    while True:
+        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=is_trivially_dead,
+                                     on_iteration=new_iteration)
+        result = apply_patterns_greedily(op, patterns, config, include_root=include_root)
+        _count(result, stats)
+        budget -= result.iterations
+        changed_after = _hoist_all(op, stats)
+        changed_any |= result.changed or hoisted[0] or changed_after
+        if not result.converged:
+            return changed_any, False
+        if not changed_after:
             return changed_any, True
-        changed_any = True
-    return changed_any, False
+        if budget <= 0:
+            return changed_any, False
+
+
+def _count(result: RewriteResult, stats: Counter) -> None:
+    for key, kind in _DRIVER_KINDS.items():
+        if result.counts.get(key):
+            stats[kind] += result.counts[key]
 
 
 def summary_text(stats: Counter) -> str:
@@ -412,9 +290,9 @@ class Canonicalize(Pass):
     name = "canonicalize"
     summary = "Fold constants, compose and simplify affine maps, remove trivial loops and dead code"
 
-    max_iterations: int = option(10, "sweeps over the function at most (MLIR: greedy driver iterations)")
+    max_iterations: int = option(10, "greedy driver iterations over the function at most (as MLIR's)")
     test_convergence: bool = option(False, "refuse (record) a function that has not converged after "
-                                           "max-iterations sweeps")
+                                           "max-iterations driver iterations")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         if func.is_declaration:

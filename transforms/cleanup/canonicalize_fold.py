@@ -29,7 +29,7 @@ from affine_ir.interp import semantics as S
 from affine_ir.interp.ops import TEMPLATES, int_literal
 from affine_ir.types import FloatType, IndexType, IntegerType, VectorType, i1
 
-__all__ = ["COMMUTATIVE", "constant_value", "fold_op", "is_constant"]
+__all__ = ["COMMUTATIVE", "constant_value", "fold_op", "is_constant", "reassociation", "swap_commutative"]
 
 #: Float ops whose result is the correctly rounded exact result (or exact), so folding is portable.
 EXACT_FLOAT_OPS = frozenset({
@@ -140,9 +140,11 @@ def _is_int_const(v: Value, x: int) -> bool:
     return _scalar(v.type) and not isinstance(v.type, FloatType) and constant_value(v) == x
 
 
-def fold_op(op: Operation) -> Value | object | None:
+def fold_op(op: Operation, reassociate: bool = True) -> Value | object | None:
     """What ``op`` folds to: an existing value, an attribute for a new constant, ``op``'s own result
-    when it was rewritten in place (``(x + c0) + c1 -> x + c``), or None.
+    when it was rewritten in place (``(x + c0) + c1 -> x + c``, only with ``reassociate``), or
+    None (also, without ``reassociate``, when only the reassociation would apply: see
+    :func:`reassociation`).
 
     Only scalar ops of ``arith``/``math`` are considered (see the module doc for what is
     folded and why it is exact).
@@ -152,10 +154,10 @@ def fold_op(op: Operation) -> Value | object | None:
     attr = fold_constant(op)
     if attr is not None:
         return attr
-    return _identity(op)
+    return _identity(op, reassociate)
 
 
-def _identity(op: Operation):
+def _identity(op: Operation, reassociate: bool = True):
     name, ops = op.name, op.operands
     if name == "arith.select":
         c = constant_value(ops[0]) if _scalar(ops[0].type) else None
@@ -172,7 +174,7 @@ def _identity(op: Operation):
     a, b = ops
     if isinstance(a.type, FloatType):
         return _float_identity(name, a, b)
-    return _int_identity(op, a, b)
+    return _int_identity(op, a, b, reassociate)
 
 
 def _float_identity(name: str, a: Value, b: Value):
@@ -189,17 +191,21 @@ def _float_identity(name: str, a: Value, b: Value):
     return None
 
 
-def _reassociate(op: Operation, a: Value, b: Value) -> bool:
-    """``(x + c0) + c1 -> x + (c0 + c1)`` (also with ``-`` and ``*``; exact with wrap-around);
-    changes ``op`` in place."""
+def reassociation(op: Operation) -> tuple[Value, object] | None:
+    """``(x, c)`` when ``op`` is ``(x + c0) + c1``, ``(x - c0) + c1`` or ``(x * c0) * c1`` (``x`` not
+    a constant): ``op`` equals ``x + c`` (``x * c``) with the constant attribute ``c`` (exact
+    with wrap-around); else None. Nothing changes."""
+    if op.name not in ("arith.addi", "arith.muli") or len(op.operands) != 2:
+        return None
+    a, b = op.operands
     c1 = constant_value(b)
     inner = a.owner
     if c1 is None or not isinstance(inner, Operation) or inner.name not in ("arith.addi", "arith.subi", "arith.muli"):
-        return False
+        return None
     x, cb = inner.operands
     c0 = constant_value(cb)
     if c0 is None or is_constant(x):
-        return False
+        return None
     pair = (inner.name, op.name)
     if pair == ("arith.addi", "arith.addi"):
         c = c0 + c1
@@ -208,19 +214,30 @@ def _reassociate(op: Operation, a: Value, b: Value) -> bool:
     elif pair == ("arith.muli", "arith.muli"):
         c = c0 * c1
     else:
-        return False
+        return None
     info = S.scalar_info(op.results[0].type)
-    const = ConstantOp(_attr_for(S.wrap(c, info.width), op.results[0].type), location=op.location)
+    return x, _attr_for(S.wrap(c, info.width), op.results[0].type)
+
+
+def _reassociate(op: Operation) -> bool:
+    """``(x + c0) + c1 -> x + (c0 + c1)`` (also with ``-`` and ``*``), in place."""
+    found = reassociation(op)
+    if found is None:
+        return False
+    x, attr = found
+    const = ConstantOp(attr, location=op.location)
     op.parent.insert_before(op, const)
     op.set_operands([x, const.results[0]])
     return True
 
 
-def _int_identity(op: Operation, a: Value, b: Value):
+def _int_identity(op: Operation, a: Value, b: Value, reassociate: bool):
     name = op.name
     t = op.results[0].type
-    if name in ("arith.addi", "arith.muli") and _reassociate(op, a, b):
+    if reassociate and _reassociate(op):
         return op.results[0]
+    if not reassociate and reassociation(op) is not None:
+        return None  # left to the reassociation rewrite
     if name in ("arith.addi", "arith.subi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
                 "arith.shrui") and _is_int_const(b, 0):
         return a

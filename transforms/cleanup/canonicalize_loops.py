@@ -1,24 +1,54 @@
 """Loop and conditional rewrites of canonicalization: trip counts, promotion, folding.
 
 Each function here changes the IR only when the rewrite is exact for every execution
-(facts come from :class:`~.canonicalize_ranges.RangeContext`) and returns whether it did.
+(facts come from :class:`analysis.ranges.RangeContext`) and returns whether it did.
+Every change goes through ``rewriter`` (a :class:`~affine_ir.rewrite.PatternRewriter`; a
+plain one when not given), so the pattern driver hears of it.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from affine_ir import Block, Operation, Value
 from affine_ir.attributes import IntegerAttr
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp, affine_scope, is_valid_symbol
 from affine_ir.dialects.arith import ConstantOp
+from affine_ir.rewrite import PatternRewriter
 from affine_ir.types import index
+from analysis.ranges import RangeContext, min_opt
 
-from ..loop_utils import inline_block_before, inline_loop_body, lower_bound_value
-from .canonicalize_ranges import RangeContext, min_opt
+from ..loop_utils import inline_block_before, lower_bound_value
+from .canonicalize_maps import canonical_map, composes
 
 __all__ = [
     "erase_unused_iter_args", "fold_empty_loop", "fold_if", "inline_block_before", "promote_if_single_iteration",
-    "remove_if_zero_trip", "trip_count_range",
+    "remove_if_zero_trip", "simplify_loop_bounds",
+    "trip_count_range",
 ]
+
+
+def simplify_loop_bounds(loop: AffineForOp, ctx: RangeContext | None = None, stats: Counter | None = None,
+                         rewriter: PatternRewriter | None = None) -> bool:
+    """Canonicalize both bound maps of ``loop`` (compose applies, fold constants, drop ``max``
+    lower / ``min`` upper results that never decide the bound given the outer loops' ranges,
+    drop duplicates); the loop runs exactly the same iterations. Returns whether it changed.
+
+    ``affine.for %j = 0 to min (d0) -> (d0 + 4, 64)(%i)`` with ``%i = 0 to 60 step 4``
+    -> ``affine.for %j = 0 to #map(%i)`` where ``#map = (d0) -> (d0 + 4)``.
+    """
+    ctx = ctx or RangeContext()
+    stats = stats if stats is not None else Counter()
+    lb, lbo = canonical_map(ctx, loop.lower_bound_map, loop.lower_bound_operands, "max", sort=False)
+    ub, ubo = canonical_map(ctx, loop.upper_bound_map, loop.upper_bound_operands, "min", sort=False)
+    if (lb, tuple(lbo), ub, tuple(ubo)) == (loop.lower_bound_map, loop.lower_bound_operands,
+                                          loop.upper_bound_map, loop.upper_bound_operands):
+        return False
+    composed = composes(loop.lower_bound_operands + loop.upper_bound_operands)
+    with (rewriter or PatternRewriter()).modify_op_in_place(loop):
+        loop.set_bounds(lb, lbo, ub, ubo)
+    stats["composed" if composed else "maps"] += 1
+    return True
 
 
 def trip_count_range(loop: AffineForOp, ctx: RangeContext | None = None) -> tuple[int, int | None]:
@@ -44,24 +74,20 @@ def trip_count_range(loop: AffineForOp, ctx: RangeContext | None = None) -> tupl
     return trip_lo, trip_hi
 
 
-def _replace_and_erase(op: Operation, values: list[Value]) -> None:
-    for r, v in zip(op.results, values):
-        r.replace_all_uses_with(v)
-    op.erase()
-
-
-def remove_if_zero_trip(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+def remove_if_zero_trip(loop: AffineForOp, ctx: RangeContext | None = None,
+                        rewriter: PatternRewriter | None = None) -> bool:
     """Erase ``loop`` when it never runs an iteration; its results become its inits.
 
     ``affine.for %i = 0 to 0 iter_args(%a = %x) { ... }`` -> uses of the result use ``%x``.
     """
     if trip_count_range(loop, ctx)[1] != 0:
         return False
-    _replace_and_erase(loop, list(loop.inits))
+    (rewriter or PatternRewriter()).replace_op(loop, list(loop.inits))
     return True
 
 
-def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = None,
+                                rewriter: PatternRewriter | None = None) -> bool:
     """Replace ``loop`` by its body when it runs exactly one iteration in every execution: the IV
     becomes the lower bound, iter_args their inits, the results the yielded values.
 
@@ -74,7 +100,15 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
     iv = loop.induction_var
     if iv.uses and not _max_lower_bound_is_a_dim(loop):
         return False
-    inline_loop_body(loop, lower_bound_value(loop) if iv.uses else iv)
+    rewriter = rewriter or PatternRewriter()
+    iv_value = iv
+    if iv.uses:
+        before = loop.prev_op
+        iv_value = lower_bound_value(loop)
+        if loop.prev_op is not before:  # lower_bound_value made an op for the bound
+            rewriter.notify_op_inserted(loop.prev_op)
+    yielded = rewriter.inline_block_before(loop.body, loop, [iv_value, *loop.inits])
+    rewriter.replace_op(loop, yielded)
     return True
 
 
@@ -97,7 +131,8 @@ def _takes_dims_or_symbols(op: Operation) -> bool:
     return op.name.startswith("affine.") and not isinstance(op, AffineYieldOp)
 
 
-def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
+def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None,
+                    rewriter: PatternRewriter | None = None) -> bool:
     """Replace a loop whose body only yields by the values it yields (MLIR's
     ``AffineForEmptyLoopFolder``): an iter_arg yielded in its own place gives its init, a value
     from outside the loop gives itself when the loop runs at least once, the IV gives its last
@@ -106,7 +141,7 @@ def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
     if not loop.results or len(body.ops) != 1:
         return False
     trip = None
-    out: list[Value] = []
+    out: list[Value | int] = []  # an int: the IV's last value, a constant made once all are known
     for k, y in enumerate(body.ops[0].operands):
         if y is body.args[k + 1]:
             out.append(loop.inits[k])
@@ -117,22 +152,27 @@ def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None) -> bool:
             c = loop.lower_bound_map.single_constant()
             if c is None or trip[0] != trip[1] or trip[0] < 1:
                 return False
-            last = ConstantOp(IntegerAttr(c + (trip[0] - 1) * loop.step, index), location=loop.location)
-            loop.parent.insert_before(loop, last)
-            out.append(last.results[0])
+            out.append(c + (trip[0] - 1) * loop.step)
         elif not any(y is a for a in body.args) and trip[0] >= 1:
             out.append(y)
         else:
             return False
-    _replace_and_erase(loop, out)
+    rewriter = rewriter or PatternRewriter()
+    values = [v if isinstance(v, Value) else _constant_before(loop, v, rewriter) for v in out]
+    rewriter.replace_op(loop, values)
     return True
+
+
+def _constant_before(loop: AffineForOp, value: int, rewriter: PatternRewriter) -> Value:
+    const = ConstantOp(IntegerAttr(value, index), location=loop.location)
+    return rewriter.insert_op_before(loop, const).results[0]
 
 
 def _dead_closure(start: Value, yield_op: Operation, position: int) -> list[Operation] | None:
     """The pure ops through which ``start`` flows only into operand ``position`` of ``yield_op``;
     None when it flows anywhere else."""
     ops: list[Operation] = []
-    seen: set[int] = set()
+    seen: set[Operation] = set()
     stack = [start]
     while stack:
         v = stack.pop()
@@ -142,17 +182,17 @@ def _dead_closure(start: Value, yield_op: Operation, position: int) -> list[Oper
                 if use.index != position:
                     return None
                 continue
-            if id(user) in seen:
+            if user in seen:
                 continue
             if not user.is_pure or user.regions or user.parent is not yield_op.parent:
                 return None
-            seen.add(id(user))
+            seen.add(user)
             ops.append(user)
             stack.extend(user.results)
     return ops
 
 
-def erase_unused_iter_args(loop: AffineForOp) -> bool:
+def erase_unused_iter_args(loop: AffineForOp, rewriter: PatternRewriter | None = None) -> bool:
     """Remove the iter_args whose result is unused and whose value only feeds its own next
     value (through pure ops in the body), rebuilding the loop without them.
 
@@ -173,18 +213,20 @@ def erase_unused_iter_args(loop: AffineForOp) -> bool:
         drop[k] = closure
     if not drop:
         return False
+    rewriter = rewriter or PatternRewriter()
     keep = [k for k in range(len(loop.results)) if k not in drop]
     new_yield = [term.operands[k] for k in keep]
-    term.set_operands(new_yield)
+    with rewriter.modify_op_in_place(term):
+        term.set_operands(new_yield)
     for closure in drop.values():
         for op in sorted(closure, key=body.index_of, reverse=True):
             if op.parent is not None and not any(r.uses for r in op.results):
-                op.erase()
-    _rebuild_loop(loop, keep)
+                rewriter.erase_op(op)
+    _rebuild_loop(loop, keep, rewriter)
     return True
 
 
-def _rebuild_loop(loop: AffineForOp, keep: list[int]) -> AffineForOp:
+def _rebuild_loop(loop: AffineForOp, keep: list[int], rewriter: PatternRewriter) -> AffineForOp:
     """A copy of ``loop`` with only the iter_args ``keep`` (the others must be unused), the body moved."""
     body = loop.body
     inits = [loop.inits[k] for k in keep]
@@ -196,38 +238,40 @@ def _rebuild_loop(loop: AffineForOp, keep: list[int]) -> AffineForOp:
     for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
         r_new.name_hint = r_old.name_hint
     nb = new.body
-    for op in list(nb.ops):  # the empty yield the constructor may have added
+    for op in list(nb.ops):  # the empty yield the constructor may have added (not in the IR yet)
         op.erase()
     old_args = [body.args[0], *(body.args[k + 1] for k in keep)]
     for a, b in zip(old_args, nb.args):
-        a.replace_all_uses_with(b)
+        rewriter.replace_all_uses_with(a, b)
+    rewriter.insert_op_before(loop, new)
+    rewriter.set_insertion_point_to_end(nb)
     for op in list(body.ops):
         op.detach()
-        nb.append(op)
-    loop.parent.insert_before(loop, new)
+        rewriter.insert(op)
     for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
-        r_old.replace_all_uses_with(r_new)
-    loop.erase()
+        rewriter.replace_all_uses_with(r_old, r_new)
+    rewriter.erase_op(loop)
     return new
 
 
-def fold_if(op: AffineIfOp) -> bool:
+def fold_if(op: AffineIfOp, rewriter: PatternRewriter | None = None) -> bool:
     """Replace an ``affine.if`` whose condition is the universe (the empty set) by its then
     (else) block, yields becoming the results; erase one whose both blocks are empty and
     that has no results. The condition must already be canonical (see ``canonical_set``)."""
+    rewriter = rewriter or PatternRewriter()
     cond = op.condition
     if cond.is_universe:
         block: Block | None = op.then_block
     elif cond.is_empty_trivially:
         block = op.else_block
     elif not op.results and len(op.then_block.ops) == 1 and (op.else_block is None or len(op.else_block.ops) == 1):
-        op.erase()
+        rewriter.erase_op(op)
         return True
     else:
         return False
     if block is None:
-        op.erase()
+        rewriter.erase_op(op)
         return True
-    yielded = inline_block_before(block, op, [])
-    _replace_and_erase(op, yielded)
+    yielded = rewriter.inline_block_before(block, op, [])
+    rewriter.replace_op(op, yielded)
     return True

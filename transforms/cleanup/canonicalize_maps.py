@@ -7,7 +7,7 @@ subscript of an access, a loop bound, an ``affine.if`` condition) into an equal 
    ``arith.constant`` operands are folded into it;
 2. a ``min`` (``max``) map merges the results of an ``affine.min`` (``affine.max``) operand
    that is one of its results (MLIR's ``merge_affine_min_ops``);
-3. every result is simplified with the ranges of the operands (:mod:`.canonicalize_ranges`):
+3. every result is simplified with the ranges of the operands (:mod:`analysis.ranges`):
    a ``floordiv``/``mod``/``ceildiv`` whose operand stays within one block folds (also for
    IVs on a stride, ``%i mod 32`` with ``%i = 0 to %N step 32`` is ``0``), a result with one
    possible value becomes that constant;
@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Value
 from affine_ir.affine_expr import constant, dim, sum_exprs, symbol
 from affine_ir.core import OpResult
-from affine_ir.dialects.affine import AffineForOp, is_valid_symbol
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, is_valid_symbol
 from affine_ir.types import IndexType
+from analysis.ranges import RangeContext
 
 from .canonicalize_fold import constant_value
-from .canonicalize_ranges import RangeContext
 
-__all__ = ["MapKind", "canonical_map", "canonical_set"]
+__all__ = ["MapKind", "canonical_map", "canonical_set", "composes"]
 
 #: How a map's results are combined: "list" (apply, access), "min" (affine.min, upper
 #: bounds), "max" (affine.max, lower bounds).
@@ -299,3 +299,8 @@ def canonical_set(ctx: RangeContext, s: IntegerSet, operands: Sequence[Value]) -
         kept, flags = list(norm.constraints), list(norm.eq_flags)
     cm, ops = _to_map(ctx, kept, operands, keep_dims=False)
     return IntegerSet(cm.num_dims, cm.num_symbols, cm.results, tuple(flags)), ops
+
+
+def composes(operands: Sequence[Value]) -> bool:
+    """Whether an ``affine.apply`` result is among ``operands`` (it will be composed in)."""
+    return any(isinstance(v.owner, AffineApplyOp) for v in operands)

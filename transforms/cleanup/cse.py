@@ -18,7 +18,7 @@ run (MLIR's CSE leaves the operands of an erased op to a later pass).
 
 from __future__ import annotations
 
-from collections import ChainMap
+from collections import ChainMap, Counter
 from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation
@@ -47,12 +47,13 @@ def _attr_key(a) -> object:
 def equivalence_key(op: Operation) -> tuple:
     """The key under which ``op`` is merged with its equivalents: name, operands (sorted for
     commutative ops), attributes and result types. Two pure ops with equal keys compute the
-    same values."""
-    ids = [id(v) for v in op.operands]
+    same values. Values are keys themselves (they hash by identity); the operands of a
+    commutative op are a multiset."""
+    operands: tuple | frozenset = op.operands
     if op.name in COMMUTATIVE:
-        ids.sort()
+        operands = frozenset(Counter(operands).items())
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attributes.items()))
-    return (op.name, tuple(ids), attrs, tuple(r.type for r in op.results))
+    return (op.name, operands, attrs, tuple(r.type for r in op.results))
 
 
 def _is_candidate(op: Operation) -> bool:

@@ -106,10 +106,7 @@ def _write_only_uses(mem: Value) -> tuple[tuple[Operation, ...], tuple[Operation
 
 
 def _unique(ops: list[Operation]) -> list[Operation]:
-    seen: dict[int, Operation] = {}
-    for op in ops:
-        seen.setdefault(id(op), op)
-    return list(seen.values())
+    return list(dict.fromkeys(ops))  # ops hash by identity; first occurrences in order
 
 
 def erase_write_only_allocations(root: Operation, erased: list[WriteOnlyAllocation] | None = None) -> int:
