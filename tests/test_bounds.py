@@ -16,7 +16,7 @@ import affine_ir as air
 import analysis
 import runtime
 from affine_ir import AffineMap
-from affine_ir.dialects.affine import _AccessOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.testing import CPU_CASES, programs_with_inputs
 from runtime.bounds_guard import BoundsCompileError, BoundsLaunchError
 from runtime.cli import affine_opt_main
@@ -301,7 +301,8 @@ def test_random_in_bounds_programs_are_never_refused(case):
 @given(programs_with_inputs(), st.data())
 def test_an_index_shifted_out_of_bounds_is_caught_when_the_interpreter_fails(case, data):
     module, args = case
-    accesses = [op for op in module.functions[0].walk() if isinstance(op, _AccessOp) and op.memref.type.rank]
+    accesses = [op for op in module.functions[0].walk()
+                if isinstance(op, AffineAccessInterface) and op.memref.type.rank]
     if not accesses:
         return
     op = data.draw(st.sampled_from(accesses))

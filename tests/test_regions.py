@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import affine_ir as air
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp, _AccessOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.testing import SYMBOL_RANGE, kernel_function, programs, trace_accesses
 from affine_ir.types import IndexType, MemRefType
 from analysis.isl_bridge import Scop, enclosing_loops
@@ -209,7 +210,7 @@ func.func @e(%A: memref<4xf32>, %B: memref<4xf32>) {
 
 # ----- random programs against the tracer ------------------------------------------------------
 def _query(data, f, scop):
-    ops = [f] + [o for o in f.walk() if isinstance(o, (AffineForOp, AffineParallelOp, _AccessOp))]
+    ops = [f] + [o for o in f.walk() if isinstance(o, (AffineForOp, AffineParallelOp, AffineAccessInterface))]
     op = data.draw(st.sampled_from(ops))
     under = {id(o) for o in op.walk()}
     mems = [a for a in f.args if isinstance(a.type, MemRefType)]
@@ -291,7 +292,7 @@ def _rectangular(op) -> bool:
 
 
 def _simple_subscripts(op) -> bool:
-    if not isinstance(op, _AccessOp):
+    if not isinstance(op, AffineAccessInterface):
         return False
     for e in op.map.results:
         dims = [k for k in e.used_dims() if e.coefficient_of_dim(k)]

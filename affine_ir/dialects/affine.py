@@ -19,13 +19,14 @@ from .affine_access import (
     AffineVectorStoreOp,
     _AccessOp,
 )
-from .affine_apply import AffineApplyOp, AffineMaxOp, AffineMinOp, _MapValueOp
+from .affine_apply import AffineApplyOp, AffineMapValueOp, AffineMaxOp, AffineMinOp, _MapValueOp
 from .affine_loops import AffineForOp, AffineIfOp, AffineYieldOp, ensure_yield
 from .affine_parallel import REDUCTIONS, AffineParallelOp
 from .affine_symbols import affine_scope, canonical_ssa_map, is_valid_dim, is_valid_symbol
 
 __all__ = [
-    "REDUCTIONS", "AffineApplyOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMaxOp", "AffineMinOp",
-    "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp", "AffineYieldOp", "_AccessOp",
-    "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield", "is_valid_dim", "is_valid_symbol",
+    "REDUCTIONS", "AffineApplyOp", "AffineMapValueOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMaxOp",
+    "AffineMinOp", "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp",
+    "AffineYieldOp", "_AccessOp", "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield",
+    "is_valid_dim", "is_valid_symbol",
 ]

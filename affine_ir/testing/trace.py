@@ -16,6 +16,7 @@ from ..core import Operation, Value
 from ..dialects import affine as A
 from ..dialects.arith import ConstantOp
 from ..dialects.func import FuncOp
+from ..interfaces import AffineAccessInterface
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,8 @@ def _eval_map(env, m, operands) -> tuple[int, ...]:
 
 
 def _run_op(op: Operation, env, ivs, out, limit) -> None:
-    if isinstance(op, A._AccessOp):
-        is_write = isinstance(op, (A.AffineStoreOp, A.AffineVectorStoreOp))
+    if isinstance(op, AffineAccessInterface):
+        is_write = op.is_write
         out.append(Access(op, tuple(ivs), op.memref, _eval_map(env, op.map, op.indices), is_write, len(out)))
         if len(out) > limit:
             raise TraceError(f"more than {limit} accesses")
@@ -83,7 +84,7 @@ def _run_op(op: Operation, env, ivs, out, limit) -> None:
         block = op.then_block if taken else op.else_block
         if block is not None:
             _run_block(block.ops, env, ivs, out, limit)
-    elif isinstance(op, A._MapValueOp):
+    elif isinstance(op, A.AffineMapValueOp):
         res = _eval_map(env, op.map, op.operands)
         env[op.result] = res[0] if isinstance(op, A.AffineApplyOp) else (
             min(res) if isinstance(op, A.AffineMinOp) else max(res))
