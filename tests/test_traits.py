@@ -407,3 +407,15 @@ def test_memref_accesses_answer_the_memref_interface():
     assert not isinstance(load, AffineAccessInterface) and isinstance(load, MemRefAccessInterface)
     assert load.value_to_store is None and load.vector_type is None and load.indices == load.operands[1:]
     assert store.is_write and store.value_to_store is load.result and store.memref is store.operands[1]
+
+
+@pytest.mark.parametrize("short", arith.INT_BINARY)
+def test_traps_on_zero_divisor_is_declared_by_exactly_the_ops_that_trap(short):
+    m = air.parse(f"func.func @f(%a: i32, %b: i32) -> i32 {{\n  %r = arith.{short} %a, %b : i32\n"
+                  f"  return %r : i32\n}}")
+    try:
+        air.interpret(m, 7, 0)
+        traps = False
+    except air.InterpretError:
+        traps = True
+    assert getattr(arith.OPS[short], "traps_on_zero_divisor", False) == traps
