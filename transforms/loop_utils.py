@@ -1,5 +1,5 @@
-"""Loop helpers shared by the transforms: names for messages, bands, functions, subscripts, the
-op classes of affine accesses and map values (none of these changes the IR), and the one mechanism
+"""Loop helpers shared by the transforms: names for messages, bands, functions, subscripts (none
+of these changes the IR), and the one mechanism
 behind every single-iteration promotion:
 :func:`lower_bound_value` materializes the value of a loop's lower bound before the loop;
 :func:`inline_block_before` moves a block's ops before an anchor; :func:`inline_loop_body`
@@ -14,17 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from affine_ir import AffineExpr, Block, FuncOp, Operation, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineLoadOp,
-    AffineMaxOp,
-    AffineMinOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-)
-from affine_ir.dialects.affine_apply import AffineApplyOp
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineMapValueOp, AffineMaxOp
 from affine_ir.dialects.arith import ConstantOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.types import index
 from analysis import perfect_band
 
@@ -33,12 +25,11 @@ __all__ = ["ACCESS_OPS", "MAP_VALUE_OPS", "access_subscripts", "all_loops", "at_
            "lower_bound_value", "outermost_bands", "top_level_loops", "value_name"]
 
 
-# Until the ops declare an affine-access interface (issue 16, point 1), the shared lists of op
-# classes that the transforms ask about, in one place:
-#: The affine memref accesses: each has ``memref``, ``map`` and ``indices``, and ``set_access``.
-ACCESS_OPS = (AffineLoadOp, AffineStoreOp, AffineVectorLoadOp, AffineVectorStoreOp)
+# The old names of the classes to ask (kept importable; ``isinstance`` takes them as before):
+#: The affine memref accesses (``memref``, ``map``, ``indices``, ``set_access``): the interface.
+ACCESS_OPS = AffineAccessInterface
 #: The ops whose result is an affine map applied to their operands (``map``, ``operands``).
-MAP_VALUE_OPS = (AffineApplyOp, AffineMinOp, AffineMaxOp)
+MAP_VALUE_OPS = AffineMapValueOp
 
 
 def value_name(v: Value) -> str:

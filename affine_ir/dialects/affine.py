@@ -6,7 +6,7 @@ The ops live in one module per kind; this module gathers them under one name:
   ``is_valid_symbol``, ``affine_scope``), map operand checks, ``canonical_ssa_map``;
 - ``affine_loops``: ``affine.for``, ``affine.if``, ``affine.yield``;
 - ``affine_access``: ``affine.load/store/vector_load/vector_store``;
-- ``affine_apply``: ``affine.apply/min/max``;
+- ``affine_apply``: ``affine.apply/min/max`` (their common base ``AffineMapValueOp``);
 - ``affine_parallel``: ``affine.parallel``.
 """
 
@@ -19,13 +19,13 @@ from .affine_access import (
     AffineVectorStoreOp,
     _AccessOp,
 )
-from .affine_apply import AffineApplyOp, AffineMaxOp, AffineMinOp, _MapValueOp
+from .affine_apply import AffineApplyOp, AffineMapValueOp, AffineMaxOp, AffineMinOp, _MapValueOp
 from .affine_loops import AffineForOp, AffineIfOp, AffineYieldOp, ensure_yield
 from .affine_parallel import REDUCTIONS, AffineParallelOp
 from .affine_symbols import affine_scope, canonical_ssa_map, is_valid_dim, is_valid_symbol
 
 __all__ = [
-    "REDUCTIONS", "AffineApplyOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMaxOp", "AffineMinOp",
-    "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp", "AffineYieldOp", "_AccessOp",
-    "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield", "is_valid_dim", "is_valid_symbol",
+    "REDUCTIONS", "AffineApplyOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMapValueOp", "AffineMaxOp",
+    "AffineMinOp", "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp", "AffineYieldOp",
+    "_AccessOp", "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield", "is_valid_dim", "is_valid_symbol",
 ]

@@ -11,14 +11,18 @@ from ..types import index
 from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_valid_symbol
 
 
-class _MapValueOp(Operation):
-    """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``."""
+class AffineMapValueOp(Operation):
+    """The ops whose one index result is an affine map applied to their operands (dims, then
+    symbols): ``affine.apply`` (a single-result map), ``affine.min`` and ``affine.max`` (the min
+    or max of the map's results). ``isinstance(op, AffineMapValueOp)`` asks for any of them:
+    ``%r = affine.apply #map(%i)[%n]``."""
 
     def __init__(self, m: AffineMap, operands: Sequence[Value], location=None, name_hint=None):
         super().__init__(operands, [index], {"map": m}, location=location, result_names=[name_hint])
 
     @property
     def map(self) -> AffineMap:
+        """The map applied to the operands."""
         return self.attributes["map"]
 
     def print_(self, p) -> None:
@@ -43,7 +47,7 @@ class _MapValueOp(Operation):
         check_map_operands(self, self.map, self.operands, "map")
 
 
-class AffineApplyOp(_MapValueOp):
+class AffineApplyOp(AffineMapValueOp):
     """``%r = affine.apply #map(%i)[%n]``. As in MLIR, its operands need not be valid dims or
     symbols (its result is a valid dim only when they are), but a valid dim that is not a
     valid symbol cannot take a symbol position."""
@@ -67,11 +71,15 @@ class AffineApplyOp(_MapValueOp):
                                  f"%{v.name_hint or '?'})")
 
 
-class AffineMinOp(_MapValueOp):
+class AffineMinOp(AffineMapValueOp):
     name = "affine.min"
     traits = frozenset({Pure})
 
 
-class AffineMaxOp(_MapValueOp):
+class AffineMaxOp(AffineMapValueOp):
     name = "affine.max"
     traits = frozenset({Pure})
+
+
+#: The old private name of :class:`AffineMapValueOp` (kept importable while callers move over).
+_MapValueOp = AffineMapValueOp

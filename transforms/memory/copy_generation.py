@@ -51,11 +51,12 @@ from dataclasses import dataclass, field
 from affine_ir import Block, BlockArgument, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp, DimOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.types import GPUAddressSpace, MemRefType, memref
 from analysis import MemRefRegion, Scop, UnsupportedError, element_size_in_bytes, memref_region
 
 from ..errors import TransformError
-from ..loop_utils import ACCESS_OPS, loop_name, loops_text, value_name
+from ..loop_utils import loop_name, loops_text, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges, rewrite_access
 
@@ -208,7 +209,7 @@ def _accessed_memrefs(ops, only, slow_space, result: CopyResult) -> list[Value]:
     found: list[Value] = []
     for top in ops:
         for op in top.walk():
-            if isinstance(op, ACCESS_OPS) and all(op.memref is not m for m in found):
+            if isinstance(op, AffineAccessInterface) and all(op.memref is not m for m in found):
                 found.append(op.memref)
     out = []
     for mem in found:
@@ -251,7 +252,7 @@ def _other_use(mem: Value, ops) -> str | None:
     for user in mem.users():
         if not _inside(user, ops) or isinstance(user, DimOp):
             continue
-        if not isinstance(user, ACCESS_OPS) or user.memref is not mem:
+        if not isinstance(user, AffineAccessInterface) or user.memref is not mem:
             return f"used by '{user.name}' (not an affine access) at {user.location}"
     return None
 
@@ -385,7 +386,7 @@ def _materialize(plan: _Plan, ops, fast_space, padding: int) -> CopyBuffer:
     block.insert_after(anchor, DeallocOp([buffer], location=loc))
     for top in ops:
         for op in list(top.walk()):
-            if isinstance(op, ACCESS_OPS) and op.memref is mem:
+            if isinstance(op, AffineAccessInterface) and op.memref is mem:
                 rewrite_access(op, buffer, region)
     return CopyBuffer(mem, buffer, region, placement, True, written, _buffer_bytes(region, padding))
 
@@ -467,7 +468,7 @@ def _block_ranges(block: Block) -> list[list[Operation]]:
             if isinstance(op, AffineForOp):
                 ranges.append([op])
             continue
-        if current or any(isinstance(o, ACCESS_OPS) for o in op.walk()):
+        if current or any(isinstance(o, AffineAccessInterface) for o in op.walk()):
             current.append(op)
     if current:
         ranges.append(current)
