@@ -22,8 +22,7 @@ from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.types import memref as memref_type
 
-from ..loop_utils import value_name
-from ..memory.copy_generation_nests import rewrite_access
+from ..loop_utils import rewrite_access, value_name
 
 __all__ = ["PrivateBuffer", "privatize", "private_candidates", "private_candidates_kept"]
 

@@ -45,7 +45,7 @@ import analysis
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.affine_symbols import constant_index_value
-from affine_ir.traits import EffectKind, IsTerminator, NoMemoryEffect, RecursiveMemoryEffects
+from affine_ir.traits import EffectKind, IsTerminator, MemoryEffect, NoMemoryEffect, RecursiveMemoryEffects
 from affine_ir.types import MemRefType
 
 from ..loop_utils import defined_in, enclosing_function, loop_name
@@ -56,7 +56,7 @@ __all__ = ["LoopInvariantCodeMotion", "hoist_loop_invariants", "hoist_invariants
 PASS = "affine-loop-invariant-code-motion"
 
 
-def _own_effects(op: Operation):
+def _own_effects(op: Operation) -> tuple[MemoryEffect, ...] | None:
     """``op``'s memory effects, or None when unknown; None also for an op whose effects are
     those of its regions (their ops are visited on their own)."""
     return None if op.has_trait(RecursiveMemoryEffects) else op.memory_effects()
@@ -94,7 +94,7 @@ class _LoopFacts:
                 continue
             effects = op.memory_effects()
             changed = [e.value for e in effects or () if e.kind in (EffectKind.WRITE, EffectKind.FREE)]
-            if effects is None or None in changed:
+            if effects is None or any(v is None for v in changed):
                 unknown = unknown or op
             written.update(v for v in changed if v is not None)
         return cls(written, users, unknown)

@@ -52,14 +52,15 @@ from affine_ir import Block, BlockArgument, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp, DimOp
 from affine_ir.interfaces import AffineAccessInterface
-from affine_ir.types import GPUAddressSpace, MemRefType, memref
+from affine_ir.types import MemRefType, memref
 from analysis import MemRefRegion, Scop, UnsupportedError, element_size_in_bytes, memref_region
 
 from ..errors import TransformError
-from ..loop_utils import loop_name, loops_text, value_name
+from ..loop_utils import loop_name, loops_text, parse_memory_space, rewrite_access, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges, rewrite_access
+from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges
 
+# parse_memory_space: re-exported from its old home (it lives in loop_utils, shared with fusion)
 __all__ = ["AffineDataCopyGenerate", "CopyBuffer", "CopyResult", "generate_copies", "parse_memory_space"]
 
 PASS = "affine-data-copy-generate"
@@ -99,24 +100,6 @@ class CopyResult:
     @property
     def total_bytes(self) -> int:
         return sum(b.size_in_bytes for b in self.buffers)
-
-
-def parse_memory_space(space: int | str | GPUAddressSpace | None):
-    """The memory-space attribute of a memref type for ``space``: None for 0 (the default space),
-    an int, or ``#gpu.address_space<workgroup|private|global>`` for those names (or that text)."""
-    if space is None or isinstance(space, GPUAddressSpace):
-        return space
-    if isinstance(space, int):
-        return None if space == 0 else space
-    text = str(space).strip()
-    if text.startswith("#gpu.address_space<") and text.endswith(">"):
-        text = text[len("#gpu.address_space<") : -1]
-    if text in ("workgroup", "private", "global"):
-        return GPUAddressSpace(text)
-    try:
-        return parse_memory_space(int(text, 0))
-    except ValueError:
-        raise ValueError(f"unknown memory space '{space}' (an integer, workgroup, private or global)") from None
 
 
 def generate_copies(target: Operation | Sequence[Operation], *, fast_mem_space=1,
