@@ -14,12 +14,15 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import affine_ir as air
+from affine_ir.core import OP_REGISTRY, Operation
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.testing import assert_equivalent, programs_with_inputs
+from affine_ir.traits import EffectKind, MemoryEffect, Pure
 from transforms import PassManager
 from transforms.loops.licm import hoist_invariants_in, hoist_loop_invariants
 
@@ -106,6 +109,129 @@ def test_ops_inside_a_variant_guard_stay_and_division_is_not_speculated():
     (loop,) = loops(f)
     assert hoist_loop_invariants(loop) == 1  # only the division by the constant 2
     assert body_names(loop) == ["affine.if", "arith.divsi", "affine.store", "affine.store", "affine.yield"]
+
+
+def test_division_by_minus_one_or_a_variable_stays_even_when_declared_pure():
+    # divsi by -1 overflows for INT_MIN (not speculatable); floordivsi is Pure (a valid affine
+    # symbol, as in MLIR) but declares that it traps on a zero divisor.
+    m, f = parse("""
+    func.func @f(%A: memref<10xi32>, %x: i32, %y: i32) {
+      %m1 = arith.constant -1 : i32
+      %c3 = arith.constant 3 : i32
+      affine.for %i = 0 to %i_n {
+        %a = arith.divsi %x, %m1 : i32
+        %b = arith.floordivsi %x, %y : i32
+        %c = arith.floordivsi %x, %c3 : i32
+        %d = arith.remsi %x, %m1 : i32
+        affine.store %a, %A[%i] : memref<10xi32>
+        affine.store %b, %A[%i] : memref<10xi32>
+        affine.store %c, %A[%i] : memref<10xi32>
+        affine.store %d, %A[%i] : memref<10xi32>
+      }
+      return
+    }""".replace("%i_n", "10"))
+    (loop,) = loops(f)
+    assert hoist_loop_invariants(loop) == 2  # floordivsi by 3 and remsi by -1 (never traps)
+    assert body_names(loop)[:2] == ["arith.divsi", "arith.floordivsi"]
+
+
+class _GenericOp(Operation):
+    """A test op parsed from the generic form ``"test.x"(%a) : (f32) -> f32``."""
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(operands, result_types, attributes, location=location)
+
+
+class _TraitsOnlyPureOp(_GenericOp):
+    """An op LICM has never heard of, declaring only ``Pure``."""
+
+    name = "test.licm_pure"
+    traits = frozenset({Pure})
+
+
+class _TraitsOnlyLoadOp(_GenericOp):
+    """An op LICM has never heard of, declaring only that it reads its memref operand."""
+
+    name = "test.licm_read"
+
+    def memory_effects(self):
+        return (MemoryEffect(EffectKind.READ, self.operands[0]),)
+
+
+class _NoDeclarationsOp(_GenericOp):
+    """An op that declares nothing: unknown effects."""
+
+    name = "test.licm_unknown"
+
+
+NEW_OPS = (_TraitsOnlyPureOp, _TraitsOnlyLoadOp, _NoDeclarationsOp)
+for _cls in NEW_OPS:  # registered only while a test that uses them runs (other tests list the registry)
+    OP_REGISTRY.pop(_cls.name)
+
+
+@pytest.fixture
+def new_ops():
+    OP_REGISTRY.update({cls.name: cls for cls in NEW_OPS})
+    yield
+    for cls in NEW_OPS:
+        OP_REGISTRY.pop(cls.name, None)
+
+
+NEW_OPS_PROGRAM = """
+func.func @f(%A: memref<10xf32>, %B: memref<10xf32>, %x: f32) {
+  affine.for %i = 0 to 10 {
+    %p = "test.licm_pure"(%x) : (f32) -> f32
+    %r = "test.licm_read"(%A) : (memref<10xf32>) -> f32
+    %v = affine.load %A[0] : memref<10xf32>
+    %s = arith.addf %p, %v : f32
+    %t = arith.addf %s, %r : f32
+    affine.store %t, %B[%i] : memref<10xf32>
+  }
+  return
+}"""
+
+
+def test_a_new_op_is_hoisted_from_its_traits_alone(new_ops):
+    m, f = parse(NEW_OPS_PROGRAM)
+    (loop,) = loops(f)
+    assert isinstance(loop.body.ops[0], _TraitsOnlyPureOp)
+    assert hoist_loop_invariants(loop) == 5  # both new ops, the load and the two additions
+    assert body_names(loop) == ["affine.store", "affine.yield"]
+
+
+def test_a_new_op_of_unknown_effects_stays_and_keeps_loads_in(new_ops):
+    text = NEW_OPS_PROGRAM.replace('    affine.store %t', '    "test.licm_unknown"() : () -> ()\n    affine.store %t')
+    m, f = parse(text)
+    (loop,) = loops(f)
+    assert isinstance(loop.body.ops[5], _NoDeclarationsOp) and loop.body.ops[5].memory_effects() is None
+    assert hoist_loop_invariants(loop) == 1  # the pure op only: no read moves past the unknown op
+    assert body_names(loop) == ["test.licm_read", "affine.load", "arith.addf", "arith.addf", "test.licm_unknown",
+                                "affine.store", "affine.yield"]
+
+
+def test_an_invariant_parallel_nest_moves_as_a_whole():
+    # affine.parallel has RecursiveMemoryEffects like affine.for and affine.if: its contents decide.
+    text = """
+    func.func @f(%A: memref<10xf32>, %B: memref<10xf32>, %C: memref<8xf32>) {
+      affine.for %i = 0 to 10 {
+        affine.parallel (%k) = (0) to (8) {
+          %v = affine.load %A[%k] : memref<10xf32>
+          affine.store %v, %C[%k] : memref<8xf32>
+        }
+        %w = affine.load %A[%i] : memref<10xf32>
+        affine.store %w, %B[%i] : memref<10xf32>
+      }
+      return
+    }"""
+    m, f = parse(text)
+    (loop,) = loops(f)
+    assert hoist_loop_invariants(loop) == 1
+    assert body_names(loop) == ["affine.load", "affine.store", "affine.yield"]
+    args = [np.arange(10, dtype=np.float32), np.zeros(10, np.float32), np.zeros(8, np.float32)]
+    assert_equivalent(text, m, args)
+    m, f = parse(text.replace("%w, %B[%i]", "%w, %A[%i]"))  # now the nest reads a memref written in the loop
+    assert hoist_loop_invariants(loops(f)[0]) == 0
 
 
 def test_loads_stay_in_loops_that_may_not_run_but_pure_ops_move():

@@ -393,6 +393,11 @@ func.func @permute(%U0 : index, %U1 : index) {
     m = air.parse(src, allow_unregistered=True)
     err = assert_refused_unchanged(lambda: permute_loops(band_of(m), (1, 0)), m)
     assert "'foo' at <string>:5:7 has unknown side effects" in err.reason
+    # Any op declaring no effects is unknown (the effects are asked, not the name): a barrier too.
+    m = air.parse(src.replace('"foo"(%arg0, %arg1) : (index, index) -> ()', "gpu.barrier"))
+    assert m.functions[0].body.ops[0].body.ops[0].body.ops[0].memory_effects() is None
+    err = assert_refused_unchanged(lambda: permute_loops(band_of(m), (1, 0)), m)
+    assert "'gpu.barrier' at <string>:5:7 has unknown side effects" in err.reason
 
 
 @pytest.mark.skipif(shutil.which("iree-opt") is None, reason="iree-opt (MLIR) is not installed")

@@ -449,3 +449,15 @@ def test_allocating_op_and_frees_read_the_declared_effects(sample_ops):
     for op in sample_ops:
         for v in op.operands:
             assert T.frees(op, v) == isinstance(op, memref.DeallocOp)
+
+
+@pytest.mark.parametrize("short", arith.INT_BINARY)
+def test_traps_on_zero_divisor_is_declared_by_exactly_the_ops_that_trap(short):
+    m = air.parse(f"func.func @f(%a: i32, %b: i32) -> i32 {{\n  %r = arith.{short} %a, %b : i32\n"
+                  f"  return %r : i32\n}}")
+    try:
+        air.interpret(m, 7, 0)
+        traps = False
+    except air.InterpretError:
+        traps = True
+    assert getattr(arith.OPS[short], "traps_on_zero_divisor", False) == traps

@@ -363,6 +363,45 @@ def test_refusals_name_the_loop_the_op_and_leave_the_ir(case):
     assert err.loops == (loop,) and (err.dependence is not None) == (case == "carried")
 
 
+class _GenericTestOp(air.Operation):
+    """A test op parsed from the generic form ``"test.x"(%a) : (f32) -> f32``; it declares nothing."""
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(operands, result_types, attributes, location=location)
+
+
+class _UniformPureOp(_GenericTestOp):
+    """A test op declaring only ``Pure``: the vectorizer has never heard of it."""
+
+    name = "test.vec_pure"
+    traits = frozenset({air.traits.Pure})
+
+
+class _UnknownEffectsOp(_GenericTestOp):
+    """A test op declaring nothing: its effects are unknown."""
+
+    name = "test.vec_unknown"
+
+
+NEW_OPS = (_UniformPureOp, _UnknownEffectsOp)
+for _cls in NEW_OPS:  # registered only while the test using them runs (other tests list the registry)
+    air.core.OP_REGISTRY.pop(_cls.name)
+
+
+def test_uniform_ops_stay_scalar_when_their_only_effects_read(monkeypatch):
+    for cls in NEW_OPS:
+        monkeypatch.setitem(air.core.OP_REGISTRY, cls.name, cls)
+    body = ("    %c0 = arith.constant 0 : index\n    %b = memref.load %B[%c0] : memref<64xf32>\n"
+            "    %u = \"test.vec_pure\"(%b) : (f32) -> f32\n    %x = affine.load %A[%i] : memref<64xf32>\n"
+            "    %s = arith.addf %x, %u : f32\n    affine.store %s, %A[%i] : memref<64xf32>")
+    m = air.parse(_loop_src(body))
+    assert vectorize_check(fors(m)[0], 8) is None
+    m = air.parse(_loop_src(body.replace("test.vec_pure", "test.vec_unknown")))
+    assert fors(m)[0].body.ops[2].memory_effects() is None
+    assert "'test.vec_unknown' at <string>:5:5 cannot be vectorized (calls" in vectorize_check(fors(m)[0], 8)
+
+
 def test_bad_width_and_legal_check_is_none():
     m = air.parse(MATMUL)
     j = fors(m)[1]

@@ -1,6 +1,7 @@
-"""Loop helpers shared by the transforms: names for messages, bands, functions, subscripts, the
-op classes of affine accesses and map values (none of these changes the IR), and the one mechanism
-behind every single-iteration promotion:
+"""Loop helpers shared by the transforms: names for messages, bands, functions, subscripts, memory
+spaces from option text (none of these changes the IR); :func:`rewrite_access`, which moves an
+affine access onto a buffer holding a region of its memref (copy generation, private memrefs of
+fusion); and the one mechanism behind every single-iteration promotion:
 :func:`lower_bound_value` materializes the value of a loop's lower bound before the loop;
 :func:`inline_block_before` moves a block's ops before an anchor; :func:`inline_loop_body`
 replaces a loop that runs once by its body (the IV by a given value, ``iter_args`` by their
@@ -13,32 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from affine_ir import AffineExpr, Block, FuncOp, Operation, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineLoadOp,
-    AffineMaxOp,
-    AffineMinOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-)
-from affine_ir.dialects.affine_apply import AffineApplyOp
+from affine_ir import AffineExpr, AffineMap, Block, FuncOp, Operation, Value
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineMapValueOp, AffineMaxOp
 from affine_ir.dialects.arith import ConstantOp
-from affine_ir.types import index
-from analysis import perfect_band
+from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.types import GPUAddressSpace, index
+from analysis import MemRefRegion, perfect_band
 
 __all__ = ["ACCESS_OPS", "MAP_VALUE_OPS", "access_subscripts", "all_loops", "at_location", "defined_in",
            "enclosing_function", "index_expr", "inline_block_before", "inline_loop_body", "loop_name", "loops_text",
-           "lower_bound_value", "outermost_bands", "top_level_loops", "value_name"]
+           "lower_bound_value", "outermost_bands", "parse_memory_space", "rewrite_access", "top_level_loops",
+           "value_name"]
 
 
-# Until the ops declare an affine-access interface (issue 16, point 1), the shared lists of op
-# classes that the transforms ask about, in one place:
-#: The affine memref accesses: each has ``memref``, ``map`` and ``indices``, and ``set_access``.
-ACCESS_OPS = (AffineLoadOp, AffineStoreOp, AffineVectorLoadOp, AffineVectorStoreOp)
+# The old names of the classes to ask (kept importable; ``isinstance`` takes them as before):
+#: The affine memref accesses (``memref``, ``map``, ``indices``, ``set_access``): the interface.
+ACCESS_OPS = AffineAccessInterface
 #: The ops whose result is an affine map applied to their operands (``map``, ``operands``).
-MAP_VALUE_OPS = (AffineApplyOp, AffineMinOp, AffineMaxOp)
+MAP_VALUE_OPS = AffineMapValueOp
 
 
 def value_name(v: Value) -> str:
@@ -171,3 +164,42 @@ def inline_loop_body(loop: AffineForOp, iv_value: Value) -> None:
     for r, v in zip(loop.results, yielded):
         r.replace_all_uses_with(v)
     loop.erase()
+
+
+def parse_memory_space(space: int | str | GPUAddressSpace | None):
+    """The memory-space attribute of a memref type for ``space``: None for 0 (the default space),
+    an int, or ``#gpu.address_space<workgroup|private|global>`` for those names (or that text)."""
+    if space is None or isinstance(space, GPUAddressSpace):
+        return space
+    if isinstance(space, int):
+        return None if space == 0 else space
+    text = str(space).strip()
+    if text.startswith("#gpu.address_space<") and text.endswith(">"):
+        text = text[len("#gpu.address_space<") : -1]
+    if text in ("workgroup", "private", "global"):
+        return GPUAddressSpace(text)
+    try:
+        return parse_memory_space(int(text, 0))
+    except ValueError:
+        raise ValueError(f"unknown memory space '{space}' (an integer, workgroup, private or global)") from None
+
+
+def rewrite_access(op: AffineAccessInterface, buffer: Value, region: MemRefRegion) -> None:
+    """Make the access ``op`` (an ``affine.load/store``, vector forms too) use ``buffer``: the
+    subscript ``f(...)`` becomes ``f(...) - lb`` with the region's lower bound ``lb`` composed in
+    (its outer IVs and symbols appended to the map's operands)."""
+    m = op.map
+    idx = list(op.indices)
+    nd_o, ns_o = m.num_dims, m.num_symbols
+    nd_r = region.depth
+    r_ops = list(region.lower_bound_operands)
+    ns_r = len(r_ops) - nd_r
+    results = []
+    for k, e in enumerate(m.results):
+        lb = region.lower_bounds[k].results[0].replace(
+            [AffineExpr.dim(nd_o + i) for i in range(nd_r)], [AffineExpr.symbol(ns_o + j) for j in range(ns_r)])
+        results.append(e - lb)
+    new_map = AffineMap(nd_o + nd_r, ns_o + ns_r, tuple(results))
+    operands = [*idx[:nd_o], *r_ops[:nd_r], *idx[nd_o:], *r_ops[nd_r:]]
+    op.set_operand(op.memref_index, buffer)
+    op.set_access(new_map, operands)

@@ -20,6 +20,9 @@ from .pass_base import Pass, all_passes, get_pass
 
 __all__ = ["ANCHORS", "PipelineEntry", "parse_pipeline"]
 
+#: The words that may open a nested pass list in pipeline text (``builtin.module(func.func(...))``),
+#: as MLIR's pipeline parser spells them; they name no op of a program being optimized.
+# op-name: a keyword registry of the pipeline-text grammar, compared with parsed words, not with ops
 ANCHORS = ("builtin.module", "func.func", "any")
 
 

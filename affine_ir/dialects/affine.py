@@ -6,7 +6,7 @@ The ops live in one module per kind; this module gathers them under one name:
   ``is_valid_symbol``, ``affine_scope``), map operand checks, ``canonical_ssa_map``;
 - ``affine_loops``: ``affine.for``, ``affine.if``, ``affine.yield``;
 - ``affine_access``: ``affine.load/store/vector_load/vector_store``;
-- ``affine_apply``: ``affine.apply/min/max``;
+- ``affine_apply``: ``affine.apply/min/max`` (their common base ``AffineMapValueOp``);
 - ``affine_parallel``: ``affine.parallel``.
 """
 

@@ -12,8 +12,10 @@ from .affine_symbols import affine_scope, check_map_operands, is_valid_dim, is_v
 
 
 class AffineMapValueOp(Operation):
-    """affine.apply/min/max: ``%r = affine.apply #map(%i)[%n]``: an index value computed from the
-    results of an affine map of the operands (its only one for ``apply``, their min or max)."""
+    """The ops whose one index result is an affine map applied to their operands (dims, then
+    symbols): ``affine.apply`` (a single-result map), ``affine.min`` and ``affine.max`` (the min
+    or max of the map's results). ``isinstance(op, AffineMapValueOp)`` asks for any of them:
+    ``%r = affine.apply #map(%i)[%n]``."""
 
     traits = frozenset({AffineMapValue})
 
@@ -22,6 +24,7 @@ class AffineMapValueOp(Operation):
 
     @property
     def map(self) -> AffineMap:
+        """The map applied to the operands."""
         return self.attributes["map"]
 
     @staticmethod

@@ -103,6 +103,8 @@ class _IntDivisionOp(ElementwiseOp):
     divisor is a constant other than those (MLIR's ``ConditionallySpeculatable``)."""
 
     overflows_at_minus_one = False
+    #: Division by a zero divisor (operand 1) traps (the interpreter raises): see ``_TRAPS_ON_ZERO``.
+    traps_on_zero_divisor = True
 
     def is_speculatable(self) -> bool:
         from .affine_symbols import constant_index_value
@@ -118,6 +120,10 @@ _COMMUTATIVE = frozenset({"addi", "muli", "andi", "ori", "xori", "maxsi", "minsi
 _DIVISIONS = {"divsi": True, "ceildivsi": True, "divui": False, "remsi": False, "remui": False}
 #: The casts that read their integer operand, or write their integer result, as unsigned.
 _UNSIGNED_CASTS = frozenset({"uitofp", "fptoui", "extui"})
+#: Ops that trap on a zero divisor but are Pure and speculatable as in MLIR (so their results are
+#: valid affine symbols): they declare ``traps_on_zero_divisor`` for the passes that move code
+#: to where it runs more often (LICM).
+_TRAPS_ON_ZERO = frozenset({"floordivsi"})
 
 
 def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
@@ -125,6 +131,8 @@ def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
     base, extra = ElementwiseOp, {}
     if short in _DIVISIONS:
         base, extra = _IntDivisionOp, {"overflows_at_minus_one": _DIVISIONS[short]}
+    if short in _TRAPS_ON_ZERO:
+        extra["traps_on_zero_divisor"] = True
     if short in _COMMUTATIVE:
         extra["traits"] = frozenset({Commutative})
     if kind == "int":  # the *ui ops (divui, remui, maxui, minui, shrui) read their operands as unsigned

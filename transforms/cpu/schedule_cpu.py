@@ -38,13 +38,14 @@ from typing import ClassVar
 import analysis
 from affine_ir import FuncOp, Operation
 from affine_ir.dialects.affine import AffineForOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.types import FloatType, IntegerType, MemRefType
 from analysis.loops import perfect_band
 from analysis.targets import CPUTarget, host_cpu
 
 from ..cleanup.canonicalize import canonicalize
 from ..errors import TransformError
-from ..loop_utils import ACCESS_OPS, access_subscripts, all_loops, loop_name, loops_text, top_level_loops
+from ..loop_utils import access_subscripts, all_loops, loop_name, loops_text, top_level_loops
 from ..loops.licm import hoist_invariants_in
 from ..loops.parallelize import check_parallel
 from ..loops.permute import permute_loops
@@ -70,7 +71,7 @@ def _element_bits(nest: Operation) -> int:
     floats are computed in f32)."""
     bits = 32
     for op in nest.walk():
-        if isinstance(op, ACCESS_OPS) and isinstance(op.memref.type, MemRefType):
+        if isinstance(op, AffineAccessInterface) and isinstance(op.memref.type, MemRefType):
             t = op.memref.type.element_type
             if isinstance(t, (FloatType, IntegerType)) and t.width == 64:
                 bits = 64
@@ -78,7 +79,7 @@ def _element_bits(nest: Operation) -> int:
 
 
 def _accesses(nest: Operation) -> list[Operation]:
-    return [op for op in nest.walk() if isinstance(op, ACCESS_OPS)]
+    return [op for op in nest.walk() if isinstance(op, AffineAccessInterface)]
 
 
 def _coefficients(op: Operation, loop: AffineForOp) -> list[int] | None:

@@ -37,17 +37,9 @@ from dataclasses import dataclass, field
 import analysis
 from affine_ir import AffineExpr, Operation, Value
 from affine_ir.dialects import arith, math
-from affine_ir.dialects.affine import (
-    AffineApplyOp,
-    AffineForOp,
-    AffineIfOp,
-    AffineLoadOp,
-    AffineMaxOp,
-    AffineMinOp,
-    AffineStoreOp,
-    AffineYieldOp,
-)
-from affine_ir.dialects.memref import DimOp, LoadOp
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
+from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.traits import EffectKind
 from affine_ir.types import FloatType, IntegerType, VectorType
 
 from ..errors import TransformError
@@ -70,7 +62,14 @@ _COMBINING = tuple(k.removeprefix("arith.") for k in analysis.loops.REDUCTION_OP
 _VECTOR_OPS = tuple(arith.OPS[n] for n in (*arith.FLOAT_BINARY, *arith.INT_BINARY, "negf")) + \
     tuple(math.OPS.values()) + (arith.CmpFOp, arith.CmpIOp, arith.SelectOp) + \
     tuple(arith.OPS[n] for n in arith.CASTS if n != "index_cast")
-_UNIFORM_ONLY = (arith.ConstantOp, arith.OPS["index_cast"], AffineMinOp, AffineMaxOp, DimOp, LoadOp)
+
+
+def _may_stay_scalar(op: Operation) -> bool:
+    """An op whose operands do not vary may stay scalar (run once per vector iteration) when its
+    only effects read memory: pure ops (constants, ``index_cast``, ``affine.min/max``,
+    ``memref.dim``) and loads (``memref.load``); calls, allocations and stores may not."""
+    effects = op.memory_effects()
+    return effects is not None and all(e.kind is EffectKind.READ for e in effects)
 
 
 @dataclass
@@ -187,7 +186,7 @@ class _Classifier:
             if any(v in self.iv_derived for v in op.operands):
                 self.iv_derived.add(op.result)
             return
-        if isinstance(op, (AffineLoadOp, AffineStoreOp)):
+        if isinstance(op, AffineAccessInterface) and op.vector_type is None:
             self.access(op)
             return
         if isinstance(op, AffineForOp):
@@ -212,7 +211,7 @@ class _Classifier:
             raise self.refuse(f"{_what(op)} cannot be vectorized (ops with regions or on vectors are refused)")
         varying = any(self.plan.is_varying(v) for v in op.operands)
         if not varying:
-            if not isinstance(op, (*_VECTOR_OPS, *_UNIFORM_ONLY)):
+            if not _may_stay_scalar(op):
                 raise self.refuse(f"{_what(op)} cannot be vectorized (calls, allocations, non-affine stores and ops "
                                   f"without element-wise semantics are refused)")
             return
@@ -259,9 +258,9 @@ class _Classifier:
                 self.vary(r, op)
 
     def access(self, op: AffineLoadOp | AffineStoreOp) -> None:
-        is_store = isinstance(op, AffineStoreOp)
-        if is_store and op.value in self.iv_derived:
-            raise self.refuse(f"{_what(op)} stores {value_name(op.value)}, an index value that depends on "
+        is_store = op.is_write
+        if is_store and op.value_to_store in self.iv_derived:
+            raise self.refuse(f"{_what(op)} stores {value_name(op.value_to_store)}, an index value that depends on "
                               f"{loop_name(self.loop)}")
         kind = self.subscript_kind(op)
         if kind == "uniform":

@@ -45,8 +45,7 @@ from analysis import ComputationSlice, DependenceGraph, SliceError, SliceErrorKi
 
 from ..cleanup.canonicalize import compose_affine_maps
 from ..errors import RefusalKind, TransformError
-from ..loop_utils import at_location, enclosing_function, loop_name, value_name
-from ..memory.copy_generation import parse_memory_space
+from ..loop_utils import at_location, enclosing_function, loop_name, parse_memory_space, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .fuse_common import (
     PASS,

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import analysis
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.dialects.memref import AllocOp, DeallocOp
+from affine_ir.interfaces import AffineAccessInterface
 from affine_ir.types import memref as memref_type
 
-from ..loop_utils import ACCESS_OPS, value_name
-from ..memory.copy_generation_nests import rewrite_access
+from ..loop_utils import rewrite_access, value_name
 
 __all__ = ["PrivateBuffer", "privatize", "private_candidates", "private_candidates_kept"]
 
@@ -97,7 +97,7 @@ def privatize(func: FuncOp, nest: Operation, receiver: Operation, memref: Value,
     alloc = AllocOp(memref_type(shape, memref.type.element_type, space), location=loc, name_hint=name)
     nest.parent.insert_before(nest, alloc)
     for op in list(nest.walk()):
-        if isinstance(op, ACCESS_OPS) and op.memref is memref:
+        if isinstance(op, AffineAccessInterface) and op.memref is memref:
             rewrite_access(op, alloc.result, region)
     if old is None:
         nest.parent.insert_after(nest, DeallocOp([alloc.result], location=loc))

@@ -3,17 +3,19 @@
 An op directly in a loop's body moves in front of the loop when it computes the same thing
 in every iteration:
 
-- a **pure op** (arith, math, ``affine.apply/min/max``, constants, ``memref.dim``...) whose
-  operands are defined outside the loop or by ops hoisted before it; integer division and
-  remainder only by a non-zero constant (they trap on zero: not speculated);
-- a **load** (``affine.load``, ``affine.vector_load``, ``memref.load``) with such operands,
-  when no op in the loop may write its memref (stores, deallocs and other ops taking the
-  memref) and the loop holds no op of unknown effect (``func.call``, unregistered ops,
-  ``gpu.barrier``, non-affine region ops);
-- a **store** (``affine.store``, ``affine.vector_store``) of such a value to such an address
+- a **pure op** (``Pure``: arith, math, ``affine.apply/min/max``, constants, ``memref.dim``...)
+  whose operands are defined outside the loop or by ops hoisted before it, when it is
+  speculatable (``op.is_speculatable()``) and does not declare ``traps_on_zero_divisor`` with
+  a divisor that may be zero (integer division and remainder: not speculated);
+- a **load** (an op whose only memory effects READ named memrefs: ``affine.load``,
+  ``affine.vector_load``, ``memref.load``...) with such operands, when no op in the loop writes
+  or frees what it reads and the loop holds no op of unknown effect (``memory_effects()`` is
+  None: ``func.call``, unregistered ops, ``gpu.barrier``, region ops such as ``gpu.launch``);
+- a **store** (an op whose only effects WRITE named memrefs) of such a value to such an address
   when it is the only op of the loop using its memref (storing the same value to the same
   element once or many times is the same);
-- a whole **``affine.if`` or ``affine.for``** whose contents are all of the above (their
+- a whole **region op whose effects are those of its contents** (``RecursiveMemoryEffects``:
+  ``affine.if``, ``affine.for``, ``affine.parallel``) whose contents are all of the above (their
   values from outside the op defined outside the loop): the guard or inner loop moves with
   what it protects. Ops inside an ``affine.if`` never leave it on their own: the guard may be
   what keeps an access in bounds.
@@ -30,7 +32,8 @@ the output has the same structure on every input of it that we parse (``iree-opt
 it too keeps loads and stores in loops that may not run; older MLIR hoisted them). We
 decide "runs at least once" exactly with isl (``%ii to min(%ii + 32, %N)`` under its tile
 loop runs), MLIR from constant trip counts. Calls, unregistered ops and barriers in a loop
-keep all its memory accesses in place (MLIR asks their effect interfaces).
+keep all its memory accesses in place (MLIR asks their effect interfaces, and so do we: an op
+added later is treated by its traits and declared effects).
 """
 
 from __future__ import annotations
@@ -39,21 +42,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import analysis
-from affine_ir import FuncOp, Operation, UnregisteredOp, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineIfOp,
-    AffineLoadOp,
-    AffineParallelOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-    AffineYieldOp,
-)
-from affine_ir.dialects.arith import ConstantOp
-from affine_ir.dialects.func import CallOp
-from affine_ir.dialects.gpu import BarrierOp
-from affine_ir.dialects.memref import LoadOp
+from affine_ir import FuncOp, Operation, Value
+from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine_symbols import constant_index_value
+from affine_ir.traits import EffectKind, IsTerminator, MemoryEffect, NoMemoryEffect, RecursiveMemoryEffects
 from affine_ir.types import MemRefType
 
 from ..loop_utils import defined_in, enclosing_function, loop_name
@@ -62,19 +54,32 @@ from ..pass_base import Pass, PassContext, register_pass
 __all__ = ["LoopInvariantCodeMotion", "hoist_loop_invariants", "hoist_invariants_in"]
 
 PASS = "affine-loop-invariant-code-motion"
-_READS = (AffineLoadOp, AffineVectorLoadOp, LoadOp)
-_WRITES = (AffineStoreOp, AffineVectorStoreOp)
-_TRAPPING = frozenset(f"arith.{k}" for k in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi",
-                                              "ceildivui"))
-_STRUCTURED = (AffineForOp, AffineIfOp, AffineYieldOp)
+
+
+def _own_effects(op: Operation) -> tuple[MemoryEffect, ...] | None:
+    """``op``'s memory effects, or None when unknown; None also for an op whose effects are
+    those of its regions (their ops are visited on their own)."""
+    return None if op.has_trait(RecursiveMemoryEffects) else op.memory_effects()
+
+
+def _only(op: Operation, kind: EffectKind) -> bool:
+    """``op`` has effects, each of ``kind`` on a named memref (a load: READ; a store: WRITE)."""
+    effects = _own_effects(op)
+    return bool(effects) and all(e.kind is kind and e.value is not None for e in effects)
+
+
+def _accesses_memory(op: Operation) -> bool:
+    """``op`` itself (not through its regions) reads or writes a memref."""
+    return any(e.kind in (EffectKind.READ, EffectKind.WRITE) for e in _own_effects(op) or ())
 
 
 @dataclass
 class _LoopFacts:
-    """What the ops of one loop do to memory: memrefs written, how many ops use each memref,
-    the first op of unknown effect."""
+    """What the ops of one loop do to memory: memrefs written (or freed), how many ops use each
+    memref, the first op of unknown effect (``func.call``, ``gpu.barrier``, unregistered ops,
+    region ops whose effects are not those of their contents, any op declaring no effects)."""
 
-    written: set[int]
+    written: set[Value]
     users: Counter
     unknown: Operation | None
 
@@ -84,30 +89,30 @@ class _LoopFacts:
         users: Counter = Counter()
         unknown = None
         for op in loop.walk():
-            mems = {v for v in op.operands if isinstance(v.type, MemRefType)}
-            users.update(mems)
-            if op is loop or op.is_pure or op.is_terminator or isinstance(op, _READS):
+            users.update({v for v in op.operands if isinstance(v.type, MemRefType)})
+            if op is loop or op.has_trait(RecursiveMemoryEffects):
                 continue
-            if isinstance(op, (CallOp, UnregisteredOp, BarrierOp)) or \
-                    (op.regions and not isinstance(op, (*_STRUCTURED, AffineParallelOp))):
+            effects = op.memory_effects()
+            changed = [e.value for e in effects or () if e.kind in (EffectKind.WRITE, EffectKind.FREE)]
+            if effects is None or any(v is None for v in changed):
                 unknown = unknown or op
-            written.update(mems)
+            written.update(v for v in changed if v is not None)
         return cls(written, users, unknown)
 
     def can_read(self, op: Operation) -> bool:
         """No op of the loop may write what ``op`` reads."""
-        return self.unknown is None and op.memref not in self.written
+        return self.unknown is None and all(e.value not in self.written for e in op.memory_effects())
 
     def can_write(self, op: Operation) -> bool:
-        """``op`` is the only op of the loop using its memref."""
-        return self.unknown is None and self.users[op.memref] == 1
+        """``op`` is the only op of the loop using the memrefs it writes."""
+        return self.unknown is None and all(self.users[e.value] == 1 for e in op.memory_effects())
 
 
 def _traps(op: Operation) -> bool:
-    if op.name not in _TRAPPING:
+    """An integer division or remainder whose divisor may be zero (the op says it traps then)."""
+    if not getattr(op, "traps_on_zero_divisor", False):
         return False
-    divisor = op.operands[1].owner
-    return not (isinstance(divisor, ConstantOp) and isinstance(divisor.value, int) and divisor.value != 0)
+    return constant_index_value(op.operands[1]) in (None, 0)
 
 
 class _Hoister:
@@ -124,9 +129,9 @@ class _Hoister:
         return not defined_in(v, self.loop) or (isinstance(owner, Operation) and owner in self.hoisted)
 
     def invariant(self, op: Operation) -> bool:
-        if op.is_terminator:
+        if op.has_trait(IsTerminator):
             return False
-        if isinstance(op, (AffineForOp, AffineIfOp)):
+        if op.has_trait(RecursiveMemoryEffects):
             return self._invariant_region_op(op)
         if not all(self.available(v) for v in op.operands):
             return False
@@ -134,17 +139,20 @@ class _Hoister:
 
     def _movable(self, op: Operation) -> bool:
         """``op`` alone may run once before the loop instead of in each iteration."""
-        if isinstance(op, _READS):
+        if op.regions:
+            return False
+        if _only(op, EffectKind.READ):
             return self.runs and self.facts.can_read(op)
-        if isinstance(op, _WRITES):
+        if _only(op, EffectKind.WRITE):
             return self.runs and self.facts.can_write(op)
-        return op.is_pure and not op.regions and not _traps(op)
+        return op.has_trait(NoMemoryEffect) and op.is_speculatable() and not _traps(op)
 
     def _invariant_region_op(self, op: Operation) -> bool:
         for inner in op.walk():
             if not all(self.available(v) or defined_in(v, op) for v in inner.operands):
                 return False
-            if inner is not op and not isinstance(inner, _STRUCTURED) and not self._movable(inner):
+            structured = inner.has_trait(RecursiveMemoryEffects) or inner.has_trait(IsTerminator)
+            if inner is not op and not structured and not self._movable(inner):
                 return False
         return True
 
@@ -224,7 +232,7 @@ def hoist_invariants_in(root: Operation) -> list[tuple[AffineForOp, list[Operati
         trips = analysis.constant_trip_count(loop)
         if trips is not None:  # constant bounds: no need for the function's Scop
             runs = trips > 0
-        elif any(isinstance(op, (*_READS, *_WRITES)) for op in loop.body.walk()):
+        elif any(_accesses_memory(op) for op in loop.body.walk()):
             if not scop:
                 scop.append(analysis.Scop(enclosing_function(loop)))
             runs = analysis.always_runs(loop, scop[0])
@@ -245,6 +253,6 @@ class LoopInvariantCodeMotion(Pass):
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         for loop, moved in hoist_invariants_in(func):
             n = len(moved)
-            mem = sum(isinstance(o, (*_READS, *_WRITES)) for op in moved for o in op.walk())
+            mem = sum(_accesses_memory(o) for op in moved for o in op.walk())
             ctx.applied(loop, f"hoisted {n} loop-invariant op{'s' if n != 1 else ''} ({mem} memory "
                               f"access{'es' if mem != 1 else ''}) out of ({loop_name(loop)})")

@@ -42,14 +42,16 @@ from affine_ir.dialects.affine import (
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
+    AffineMapValueOp,
     AffineMaxOp,
     AffineParallelOp,
     canonical_ssa_map,
     is_valid_symbol,
 )
+from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface
 
 from ..errors import TransformError
-from ..loop_utils import ACCESS_OPS, MAP_VALUE_OPS, inline_loop_body, loop_name, lower_bound_value, value_name
+from ..loop_utils import inline_loop_body, loop_name, lower_bound_value, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["LoopNormalize", "is_normalized", "normalize_loop", "promote_if_single_iteration",
@@ -144,12 +146,13 @@ def _compose_into(user: Operation, old: Value, repl: AffineMap, repl_operands: S
 def _composition(user: Operation, old: Value, repl: AffineMap,
                  repl_operands: Sequence[Value]) -> tuple[list[AffineExpr], Callable[[], None]]:
     """The expressions ``user``'s maps get when ``repl(repl_operands)`` replaces ``old``, and the
-    function that installs them (nothing changes until it is called)."""
+    function that installs them (nothing changes until it is called); no expressions and a
+    function doing nothing for an op without affine maps of its operands."""
     args = (old, repl, repl_operands)
-    if isinstance(user, ACCESS_OPS):
+    if isinstance(user, AffineAccessInterface):
         m, ops = _compose_map(user.map, user.indices, *args)
         return list(m.results), lambda: user.set_access(m, ops)
-    if isinstance(user, MAP_VALUE_OPS):
+    if isinstance(user, AffineMapValueOp):
         m, ops = _compose_map(user.map, user.operands, *args)
 
         def install_map() -> None:
@@ -186,11 +189,8 @@ def _composition(user: Operation, old: Value, repl: AffineMap,
 def composition_fits(old: Value, repl: AffineMap, repl_operands: Sequence[Value]) -> bool:
     """Whether every affine user of ``old`` keeps constants and coefficients within 64 bits
     once ``repl(repl_operands)`` is composed in (:func:`substitute_value`); changes nothing."""
-    return repl.fits_index and all(e.fits_index for user in old.users() if isinstance(user, _AFFINE_USERS)
+    return repl.fits_index and all(e.fits_index for user in old.users()
                                    for e in _composition(user, old, repl, repl_operands)[0])
-
-
-_AFFINE_USERS = (*ACCESS_OPS, *MAP_VALUE_OPS, AffineForOp, AffineIfOp, AffineParallelOp)
 
 
 def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value],
@@ -218,26 +218,28 @@ def substitute_value(old: Value, repl: AffineMap, repl_operands: Sequence[Value]
         for user, i in rest:
             user.set_operand(i, value)
     for user in users:
-        if isinstance(user, _AFFINE_USERS):
-            _compose_into(user, old, repl, repl_operands)
+        _compose_into(user, old, repl, repl_operands)
 
 
 def _map_dim_positions(op: Operation) -> range | set:
     """The operand positions of ``op`` that are dims of its affine maps."""
-    if isinstance(op, ACCESS_OPS):
+    if isinstance(op, AffineAccessInterface):
         start = op.memref_index + 1
         return range(start, start + op.map.num_dims)
-    if isinstance(op, MAP_VALUE_OPS):
+    if isinstance(op, AffineMapValueOp):
         return range(op.map.num_dims)
     if isinstance(op, AffineIfOp):
         return range(op.condition.num_dims)
-    if isinstance(op, (AffineForOp, AffineParallelOp)):
-        if isinstance(op, AffineForOp):
-            lower, upper = op.lower_bound_map, op.upper_bound_map
-        else:
-            lower, upper = op.attributes["lower_bounds"], op.attributes["upper_bounds"]
-        return set(range(lower.num_dims)) | set(range(lower.num_inputs, lower.num_inputs + upper.num_dims))
+    if isinstance(op, AffineForOp):
+        return _bound_dim_positions(op.lower_bound_map, op.upper_bound_map)
+    if isinstance(op, AffineParallelOp):
+        return _bound_dim_positions(op.attributes["lower_bounds"], op.attributes["upper_bounds"])
     return set()
+
+
+def _bound_dim_positions(lower: AffineMap, upper: AffineMap) -> set[int]:
+    """The operand positions of the dims of a loop's bound maps (lower operands, then upper)."""
+    return set(range(lower.num_dims)) | set(range(lower.num_inputs, lower.num_inputs + upper.num_dims))
 
 
 # ----- affine.for ------------------------------------------------------------------------
@@ -459,7 +461,7 @@ def _loops_post_order(root: Operation) -> Iterator[Operation]:
         for block in region.blocks:
             for op in list(block.ops):
                 yield from _loops_post_order(op)
-                if isinstance(op, (AffineForOp, AffineParallelOp)):
+                if isinstance(op, LoopLikeOpInterface):
                     yield op
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import analysis
 from affine_ir import FuncOp, Operation
 from affine_ir.dialects.affine import AffineForOp
-from affine_ir.dialects.unregistered import UnregisteredOp
+from affine_ir.traits import RecursiveMemoryEffects
 
 from ..errors import TransformError
 from ..loop_utils import loop_name, loops_text, outermost_bands
@@ -138,10 +138,15 @@ def _check_structure(band: list[AffineForOp], permutation: Sequence[int], what: 
         if loop.iter_args and (k != n - 1 or permutation[k] != n - 1):
             where = "is not the innermost loop" if k != n - 1 else "would not stay innermost"
             raise TransformError(PASS, f"{what}: {loop_name(loop)} has iter_args and {where}", loops=band)
-    unknown = next((o for o in band[0].walk() if isinstance(o, UnregisteredOp) or o.name == "func.call"), None)
+    unknown = next((o for o in band[0].walk() if _has_unknown_effects(o)), None)
     if unknown is not None:
         where = f" at {unknown.location}" if unknown.location else ""
         raise TransformError(PASS, f"{what}: '{unknown.name}'{where} has unknown side effects", loops=band)
+
+
+def _has_unknown_effects(op: Operation) -> bool:
+    """``op`` itself (not an op in its regions) may touch any memory: a call, an unregistered op..."""
+    return not op.has_trait(RecursiveMemoryEffects) and op.memory_effects() is None
 
 
 def _check_dependences(band: list[AffineForOp], permutation: Sequence[int], what: str,

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 
 import analysis
 from affine_ir import Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
+from affine_ir.dialects.affine import AffineForOp
+from affine_ir.interfaces import AffineAccessInterface
 
 from ..errors import TransformError
 from ..loop_utils import loop_name
@@ -74,7 +75,7 @@ def innermost_score(band: Sequence[AffineForOp], position: int, deps=None) -> in
     iv = loop.induction_var
     score = 0
     for op in band[0].walk():
-        if not isinstance(op, (AffineLoadOp, AffineStoreOp)):
+        if not isinstance(op, AffineAccessInterface) or op.vector_type is not None:
             continue
         coeffs = _uses_of(iv, op)
         if all(c == 0 for c in coeffs):

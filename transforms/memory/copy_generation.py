@@ -51,14 +51,16 @@ from dataclasses import dataclass, field
 from affine_ir import Block, BlockArgument, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineParallelOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp, DimOp
-from affine_ir.types import GPUAddressSpace, MemRefType, memref
+from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.types import MemRefType, memref
 from analysis import MemRefRegion, Scop, UnsupportedError, element_size_in_bytes, memref_region
 
 from ..errors import TransformError
-from ..loop_utils import ACCESS_OPS, loop_name, loops_text, value_name
+from ..loop_utils import loop_name, loops_text, parse_memory_space, rewrite_access, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges, rewrite_access
+from .copy_generation_nests import build_copy_nest, copy_bounds, iv_ranges
 
+# parse_memory_space: re-exported from its old home (it lives in loop_utils, shared with fusion)
 __all__ = ["AffineDataCopyGenerate", "CopyBuffer", "CopyResult", "generate_copies", "parse_memory_space"]
 
 PASS = "affine-data-copy-generate"
@@ -98,24 +100,6 @@ class CopyResult:
     @property
     def total_bytes(self) -> int:
         return sum(b.size_in_bytes for b in self.buffers)
-
-
-def parse_memory_space(space: int | str | GPUAddressSpace | None):
-    """The memory-space attribute of a memref type for ``space``: None for 0 (the default space),
-    an int, or ``#gpu.address_space<workgroup|private|global>`` for those names (or that text)."""
-    if space is None or isinstance(space, GPUAddressSpace):
-        return space
-    if isinstance(space, int):
-        return None if space == 0 else space
-    text = str(space).strip()
-    if text.startswith("#gpu.address_space<") and text.endswith(">"):
-        text = text[len("#gpu.address_space<") : -1]
-    if text in ("workgroup", "private", "global"):
-        return GPUAddressSpace(text)
-    try:
-        return parse_memory_space(int(text, 0))
-    except ValueError:
-        raise ValueError(f"unknown memory space '{space}' (an integer, workgroup, private or global)") from None
 
 
 def generate_copies(target: Operation | Sequence[Operation], *, fast_mem_space=1,
@@ -208,7 +192,7 @@ def _accessed_memrefs(ops, only, slow_space, result: CopyResult) -> list[Value]:
     found: list[Value] = []
     for top in ops:
         for op in top.walk():
-            if isinstance(op, ACCESS_OPS) and all(op.memref is not m for m in found):
+            if isinstance(op, AffineAccessInterface) and all(op.memref is not m for m in found):
                 found.append(op.memref)
     out = []
     for mem in found:
@@ -251,7 +235,7 @@ def _other_use(mem: Value, ops) -> str | None:
     for user in mem.users():
         if not _inside(user, ops) or isinstance(user, DimOp):
             continue
-        if not isinstance(user, ACCESS_OPS) or user.memref is not mem:
+        if not isinstance(user, AffineAccessInterface) or user.memref is not mem:
             return f"used by '{user.name}' (not an affine access) at {user.location}"
     return None
 
@@ -385,7 +369,7 @@ def _materialize(plan: _Plan, ops, fast_space, padding: int) -> CopyBuffer:
     block.insert_after(anchor, DeallocOp([buffer], location=loc))
     for top in ops:
         for op in list(top.walk()):
-            if isinstance(op, ACCESS_OPS) and op.memref is mem:
+            if isinstance(op, AffineAccessInterface) and op.memref is mem:
                 rewrite_access(op, buffer, region)
     return CopyBuffer(mem, buffer, region, placement, True, written, _buffer_bytes(region, padding))
 
@@ -467,7 +451,7 @@ def _block_ranges(block: Block) -> list[list[Operation]]:
             if isinstance(op, AffineForOp):
                 ranges.append([op])
             continue
-        if current or any(isinstance(o, ACCESS_OPS) for o in op.walk()):
+        if current or any(isinstance(o, AffineAccessInterface) for o in op.walk()):
             current.append(op)
     if current:
         ranges.append(current)

@@ -14,7 +14,7 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.types import MemRefType
 from analysis import MemRefRegion
 
-from ..loop_utils import ACCESS_OPS  # re-exported: the affine accesses copy generation rewrites
+from ..loop_utils import ACCESS_OPS, rewrite_access  # re-exported (their old home)
 
 __all__ = ["ACCESS_OPS", "CopyBounds", "build_copy_nest", "compact_map", "copy_bounds", "iv_ranges", "rewrite_access"]
 
@@ -198,24 +198,3 @@ def compact_map(m: AffineMap, operands: Sequence[Value]) -> tuple[AffineMap, lis
         sym_repl[t] = AffineExpr.symbol(j)
     new = m.replace(dim_repl, sym_repl, len(used_d), len(used_s))
     return new, [operands[d] for d in used_d] + [operands[m.num_dims + t] for t in used_s]
-
-
-def rewrite_access(op: Operation, buffer: Value, region: MemRefRegion) -> None:
-    """Make the access ``op`` (an ``affine.load/store``, vector forms too) use ``buffer``: the
-    subscript ``f(...)`` becomes ``f(...) - lb`` with the region's lower bound ``lb`` composed in
-    (its outer IVs and symbols appended to the map's operands)."""
-    m = op.map
-    idx = list(op.indices)
-    nd_o, ns_o = m.num_dims, m.num_symbols
-    nd_r = region.depth
-    r_ops = list(region.lower_bound_operands)
-    ns_r = len(r_ops) - nd_r
-    results = []
-    for k, e in enumerate(m.results):
-        lb = region.lower_bounds[k].results[0].replace(
-            [AffineExpr.dim(nd_o + i) for i in range(nd_r)], [AffineExpr.symbol(ns_o + j) for j in range(ns_r)])
-        results.append(e - lb)
-    new_map = AffineMap(nd_o + nd_r, ns_o + ns_r, tuple(results))
-    operands = [*idx[:nd_o], *r_ops[:nd_r], *idx[nd_o:], *r_ops[nd_r:]]
-    op.set_operand(op.memref_index, buffer)
-    op.set_access(new_map, operands)
