@@ -29,8 +29,10 @@ from collections.abc import Sequence
 from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
 from affine_ir.affine_expr import Range, dim
 from affine_ir.core import BlockArgument, OpResult
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineMapValueOp, AffineMinOp
 from affine_ir.dialects.gpu import LaunchOp
+from affine_ir.dialects.memref import DimOp
+from affine_ir.traits import ConstantLike
 from affine_ir.types import IndexType
 
 __all__ = ["RangeContext", "max_opt", "min_opt"]
@@ -148,17 +150,17 @@ class RangeContext(Sequence):
             return _UNBOUNDED
         assert isinstance(v, OpResult)
         op = v.op
-        if op.name == "arith.constant":
+        if op.has_trait(ConstantLike):
             c = op.attributes["value"].value
             return (c, c)
-        if op.name == "memref.dim":
+        if isinstance(op, DimOp):
             return (0, None)
-        if op.name in ("affine.apply", "affine.min", "affine.max"):
+        if isinstance(op, AffineMapValueOp):
             rs = [self.bounds(e) for e in self.exprs(op.map, op.operands)]
-            if op.name == "affine.apply":
+            if isinstance(op, AffineApplyOp):
                 return rs[0]
             los, his = [r[0] for r in rs], [r[1] for r in rs]
-            if op.name == "affine.min":
+            if isinstance(op, AffineMinOp):
                 lo = None if None in los else min(los)
                 hi = min((h for h in his if h is not None), default=None)
             else:
@@ -239,7 +241,7 @@ class RangeContext(Sequence):
         d = None
         if isinstance(v, BlockArgument) and v.index == 0 and isinstance(v.block.parent_op, AffineForOp):
             d = 2 * sum(1 for _ in v.block.parent_op.ancestors()) + 1
-        elif isinstance(v, OpResult) and v.op.name in ("affine.apply", "affine.min", "affine.max"):
+        elif isinstance(v, OpResult) and isinstance(v.op, AffineMapValueOp):
             d = 2 * sum(1 for _ in v.op.ancestors()) + 2
         self._depth[v] = d
         return d
@@ -253,6 +255,6 @@ class RangeContext(Sequence):
             return self.exprs(loop.lower_bound_map, loop.lower_bound_operands)
         op = v.op
         rs = self.exprs(op.map, op.operands)
-        if op.name == "affine.apply" or (op.name == "affine.min") == upper:
+        if isinstance(op, AffineApplyOp) or isinstance(op, AffineMinOp) == upper:
             return rs  # v == r, v <= each r of a min, v >= each r of a max
         return []
