@@ -1,6 +1,15 @@
 """The llvmlite side of the CPU backend: host target machine, the -O pipeline (loop and SLP
-vectorization), object code, loading objects into an MCJIT engine, and the on-disk object
-cache (:mod:`runtime.cache`).
+vectorization), object code, loading objects into an MCJIT engine, the allocation limit of
+loaded code, and the on-disk object cache (:mod:`runtime.cache`).
+
+**Allocation limit**: a heap allocation of the generated code larger than
+:func:`allocation_limit` bytes fails (a located ``LaunchError``) instead of being attempted.
+It defaults to the machine's physical memory plus swap (:func:`machine_memory_bytes`), so an
+allocation that could never be backed fails the same way whatever the OS's overcommit policy
+(with overcommit on, ``calloc`` of 4 TiB succeeds and touching it gets the process killed).
+The limit lives in each loaded object's ``air.alloc_limit`` global (the IR and object code are
+cached across machines, so it cannot be a compile-time constant); :func:`set_allocation_limit`
+changes it for every loaded object.
 
 ``llvmlite.binding.initialize()`` raises in llvmlite 0.50; only the native target and asm
 printer are initialized. LLVM's global state is not thread-safe: compiling is serialized by
@@ -11,19 +20,23 @@ from __future__ import annotations
 
 import ctypes.util
 import hashlib
+import os
 import threading
+import weakref
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from codegen.llvm import ALLOC_LIMIT_SYMBOL, NO_ALLOC_LIMIT
 
 from . import cache
 
 _lock = threading.RLock()
 _ready = False
 _machines: dict[int, llvm.TargetMachine] = {}
-CACHE_FORMAT = "cpu-v3"  # bumped when the generated code changes for the same IR (v2: inline math; v3: overflow-safe
-# loops, failure sites)
+CACHE_FORMAT = "cpu-v4"  # bumped when the generated code changes for the same IR (v2: inline math; v3: overflow-safe
+# loops, failure sites; v4: calloc'd heap buffers, the allocation limit)
 
 
 def _init() -> None:
@@ -110,9 +123,57 @@ def compile_object(text: str, opt_level: int) -> tuple[bytes, str]:
         return tm.emit_object(mod), str(mod)
 
 
+# -- the allocation limit of loaded code ---------------------------------------------------------
+
+def machine_memory_bytes() -> int:
+    """Physical memory plus swap of this machine in bytes (``NO_ALLOC_LIMIT`` where the OS does
+    not tell the physical memory; swap counts as 0 where it does not tell the swap)."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return NO_ALLOC_LIMIT
+    if physical <= 0:
+        return NO_ALLOC_LIMIT
+    return min(NO_ALLOC_LIMIT, physical + _swap_bytes())
+
+
+def _swap_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("SwapTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+_alloc_limit = machine_memory_bytes()
+_limit_lock = threading.Lock()
+_loaded: weakref.WeakSet[LoadedObject] = weakref.WeakSet()  # loaded objects that hold the limit global
+
+
+def allocation_limit() -> int:
+    """The byte size above which a heap allocation of loaded code fails (see the module docs)."""
+    return _alloc_limit
+
+
+def set_allocation_limit(nbytes: int | None) -> int:
+    """Make ``nbytes`` (clamped to ``0 .. NO_ALLOC_LIMIT``; None: :func:`machine_memory_bytes`)
+    the allocation limit of every loaded object, now and loaded later; returns the previous limit."""
+    global _alloc_limit
+    limit = machine_memory_bytes() if nbytes is None else max(0, min(NO_ALLOC_LIMIT, int(nbytes)))
+    with _limit_lock:
+        previous, _alloc_limit = _alloc_limit, limit
+        for obj in list(_loaded):
+            obj.limit_cell.value = limit
+    return previous
+
+
 class LoadedObject:
     """Object code loaded into its own MCJIT engine; ``address(symbol)`` of its functions.
-    The code stays valid while this object lives."""
+    The code stays valid while this object lives; its allocation limit (where its code
+    allocates) is :func:`allocation_limit`."""
 
     def __init__(self, obj: bytes, opt_level: int):
         with _lock:
@@ -122,6 +183,14 @@ class LoadedObject:
             self.engine = llvm.create_mcjit_compiler(empty, tm)
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             self.engine.finalize_object()
+        self.limit_cell: ctypes.c_int64 | None = None
+        try:
+            self.limit_cell = ctypes.c_int64.from_address(self.address(ALLOC_LIMIT_SYMBOL))
+        except KeyError:  # the code never allocates on the heap
+            return
+        with _limit_lock:
+            self.limit_cell.value = _alloc_limit
+            _loaded.add(self)
 
     def address(self, symbol: str) -> int:
         with _lock:

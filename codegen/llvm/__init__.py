@@ -39,8 +39,9 @@ bounds-checked; a deallocated buffer is not detected. Index arithmetic
 from __future__ import annotations
 
 from .abi import FailureSite, FunctionABI, LLVMModule, ParamABI, SegmentABI
-from .emitter import FAILURE_SYMBOL
+from .emitter import ALLOC_LIMIT_SYMBOL, FAILURE_SYMBOL, NO_ALLOC_LIMIT
 from .errors import EmitError
 from .module import emit
 
-__all__ = ["FAILURE_SYMBOL", "EmitError", "FailureSite", "FunctionABI", "LLVMModule", "ParamABI", "SegmentABI", "emit"]
+__all__ = ["ALLOC_LIMIT_SYMBOL", "FAILURE_SYMBOL", "NO_ALLOC_LIMIT",
+           "EmitError", "FailureSite", "FunctionABI", "LLVMModule", "ParamABI", "SegmentABI", "emit"]

@@ -78,6 +78,11 @@ class ModuleContext:
 
 #: The global the code sets when an allocation fails (the runtime reads and clears it).
 FAILURE_SYMBOL = "air.alloc_failure"
+#: The i64 global holding the largest byte size a heap allocation may have (larger ones fail as a
+#: failed ``calloc`` does); initialized to :data:`NO_ALLOC_LIMIT`, set by the runtime after
+#: loading (the limit is a fact of the machine that runs the code, not of the IR).
+ALLOC_LIMIT_SYMBOL = "air.alloc_limit"
+NO_ALLOC_LIMIT = 2**63 - 1
 
 HANDLERS: dict[str, Callable] = {}
 
@@ -107,7 +112,8 @@ class FunctionEmitter:
         self.values: dict[Value, ir.Value] = {}
         self.memrefs: dict[Value, MemRef] = {}
         self.on_return = on_return
-        self.block_frees: list[list[ir.Value]] = [[]]  # heap memref.alloca buffers per open block
+        #: per open block, what to ``free`` for its heap memref.alloca buffers (calloc's pointers)
+        self.block_frees: list[list[ir.Value]] = [[]]
 
     @property
     def options(self) -> Options:
@@ -185,7 +191,8 @@ class FunctionEmitter:
 
     def free_buffers(self, ptrs: list[ir.Value]) -> None:
         """Free heap buffers of ``memref.alloca`` (at the end of the block defining them: an
-        alloca's lifetime is its scope, and its value cannot leave the block)."""
+        alloca's lifetime is its scope, and its value cannot leave the block); ``ptrs`` are the
+        pointers ``calloc`` returned (the second result of ``memory.heap_alloc``)."""
         if not ptrs or self.b.block.is_terminated:
             return
         free = self.ctx.declare("free", ir.VoidType(), [PTR])

@@ -2,8 +2,11 @@
 ``affine.vector_load/store``, ``memref.load/store/alloc/alloca/dealloc/dim``.
 
 Memory spaces (``#gpu.address_space<workgroup>``, integer spaces) are plain memory on the
-CPU. ``memref.alloc`` is ``posix_memalign`` (64-byte aligned) + zero fill (the interpreter
-zero-fills; MLIR leaves contents undefined), ``memref.dealloc`` is ``free``.
+CPU. ``memref.alloc`` is a zero-filled (the interpreter zero-fills; MLIR leaves contents
+undefined) 64-byte aligned buffer from ``calloc`` (over-allocated by :data:`HEADER_BYTES`, the
+pointer ``calloc`` returned kept just below the aligned start), so untouched pages of a large
+buffer are never touched; one larger than the module's :data:`ALLOC_LIMIT_SYMBOL` (set by the
+runtime) fails as a failed ``calloc`` does. ``memref.dealloc`` frees the kept pointer.
 ``memref.alloca`` of a static shape up to :data:`STACK_LIMIT` bytes lives on the stack
 (allocated once per call in the entry block, zero-filled where the op runs); larger or
 dynamic ones are heap buffers freed at the end of the block that defines them.
@@ -21,7 +24,7 @@ from affine_ir.dialects.memref import AllocaOp
 from affine_ir.errors import Location
 from affine_ir.types import MemRefType, VectorType
 
-from .emitter import FunctionEmitter, MemRef, handler
+from .emitter import ALLOC_LIMIT_SYMBOL, NO_ALLOC_LIMIT, FunctionEmitter, MemRef, handler
 from .loops import affine_map
 from .types import (
     I8,
@@ -192,24 +195,54 @@ def _zero_fill(em: FunctionEmitter, p: ir.Value, size: ir.Value) -> None:
     em.b.call(memset, [p, ir.Constant(I8, 0), size, ir.Constant(ir.IntType(1), 0)])
 
 
+#: Bytes a heap buffer is over-allocated by: room to round its start up to :data:`ALLOC_ALIGN`
+#: with the pointer ``calloc`` returned stored in the 8 bytes just below that start.
+HEADER_BYTES = ALLOC_ALIGN + 8
+
+
+def alloc_limit(em: FunctionEmitter) -> ir.Value:
+    """The i64 byte size above which a heap allocation fails (the module's
+    :data:`ALLOC_LIMIT_SYMBOL`, which the runtime sets after loading the code)."""
+    g = em.module.globals.get(ALLOC_LIMIT_SYMBOL)
+    if g is None:
+        g = ir.GlobalVariable(em.module, I64, ALLOC_LIMIT_SYMBOL)
+        g.initializer = ir.Constant(I64, NO_ALLOC_LIMIT)
+        g.align = 8
+    return em.b.load_atomic(g, "monotonic", 8)
+
+
 def heap_alloc(em: FunctionEmitter, size: ir.Value, site: str = "an allocation", location: Location | None = None,
-               too_big: ir.Value | None = None) -> ir.Value:
-    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes (at least 1). When
-    ``posix_memalign`` fails (or ``too_big`` is true) the function records ``site`` in the
-    module's failure flag and returns (see :meth:`FunctionEmitter.fail_if`)."""
+               too_big: ir.Value | None = None) -> tuple[ir.Value, ir.Value]:
+    """A zero-filled 64-byte aligned heap buffer of ``size`` bytes, and the pointer to pass to
+    :func:`heap_free` (or ``free``) for it. The zeros come from ``calloc``, so pages the program
+    never touches are never touched (large buffers are fresh zero pages from the OS). When
+    ``size`` exceeds the module's allocation limit (:func:`alloc_limit`), ``too_big`` is true or
+    ``calloc`` fails, the function records ``site`` in the module's failure flag and returns
+    (see :meth:`FunctionEmitter.fail_if`)."""
     b = em.b
-    memalign = em.ctx.declare("posix_memalign", I32, [PTR, I64, I64])
-    slot = em.entry_alloca(PTR, align=8)
-    nonzero = b.select(b.icmp_unsigned("==", size, ir.Constant(I64, 0)), ir.Constant(I64, 1), size)
-    if too_big is not None:
-        nonzero = b.select(too_big, ir.Constant(I64, -1), nonzero)  # posix_memalign refuses it
-    rc = b.call(memalign, [slot, ir.Constant(I64, ALLOC_ALIGN), nonzero])
-    em.fail_if(b.icmp_signed("!=", rc, ir.Constant(I32, 0)),
-               em.ctx.failure_code(f"out of memory: {site} could not be allocated (size too large or not "
-                                   "available); the call was abandoned", location))
-    p = b.load(slot, typ=PTR, align=8)
-    _zero_fill(em, p, size)
-    return p
+    code = em.ctx.failure_code(f"out of memory: {site} could not be allocated (size too large or not "
+                               "available); the call was abandoned", location)
+    refused = b.icmp_unsigned(">", size, alloc_limit(em))
+    em.fail_if(refused if too_big is None else b.or_(too_big, refused), code)
+    calloc = em.ctx.declare("calloc", PTR, [I64, I64])
+    raw = b.call(calloc, [b.add(size, ir.Constant(I64, HEADER_BYTES)), ir.Constant(I64, 1)])
+    address = b.ptrtoint(raw, I64)
+    em.fail_if(b.icmp_unsigned("==", address, ir.Constant(I64, 0)), code)
+    start = b.add(address, ir.Constant(I64, HEADER_BYTES - 1))
+    offset = b.sub(b.and_(start, ir.Constant(I64, -ALLOC_ALIGN)), address)  # 8 .. HEADER_BYTES - 1
+    p = b.gep(raw, [offset], inbounds=True, source_etype=I8)
+    b.store(raw, _header(em, p), align=8)
+    return p, raw
+
+
+def _header(em: FunctionEmitter, p: ir.Value) -> ir.Value:
+    return em.b.gep(p, [ir.Constant(I64, -8)], inbounds=True, source_etype=I8)
+
+
+def heap_free(em: FunctionEmitter, p: ir.Value) -> None:
+    """Free the buffer :func:`heap_alloc` returned as ``p`` (through the pointer stored below it)."""
+    free = em.ctx.declare("free", ir.VoidType(), [PTR])
+    em.b.call(free, [em.b.load(_header(em, p), typ=PTR, align=8)])
 
 
 @handler("memref.alloc", "memref.alloca")
@@ -225,9 +258,9 @@ def _alloc(em: FunctionEmitter, op) -> None:
         p = em.entry_alloca(I8, max(nbytes, 1), align=ALLOC_ALIGN)
         _zero_fill(em, p, size)
     else:
-        p = heap_alloc(em, size, f"'{op.name}' of {t}", op.location, too_big)
+        p, raw = heap_alloc(em, size, f"'{op.name}' of {t}", op.location, too_big)
         if isinstance(op, AllocaOp):
-            em.block_frees[-1].append(p)
+            em.block_frees[-1].append(raw)
     em.bind_memref(op.results[0], p, dyn)
 
 
@@ -237,8 +270,7 @@ def _name(v) -> str:
 
 @handler("memref.dealloc")
 def _dealloc(em: FunctionEmitter, op) -> None:
-    free = em.ctx.declare("free", ir.VoidType(), [PTR])
-    em.b.call(free, [em.memref(op.operands[0]).ptr])
+    heap_free(em, em.memref(op.operands[0]).ptr)
 
 
 @handler("memref.dim")
@@ -254,4 +286,4 @@ def _dim(em: FunctionEmitter, op) -> None:
     em.set(op.results[0], out)
 
 
-__all__ = ["element_ptr", "heap_alloc", "linear_index", "reg_type"]
+__all__ = ["HEADER_BYTES", "alloc_limit", "element_ptr", "heap_alloc", "heap_free", "linear_index", "reg_type"]
