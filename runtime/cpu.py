@@ -37,6 +37,13 @@ Guarantees
   disk (:mod:`runtime.cache`: ``$AFFINE_IR_CACHE`` or the user cache dir, bounded in size),
   keyed by the IR text, the options, the llvmlite version and the host CPU; ``cache_info()``
   counts hits and compiles.
+- **Allocations**: a heap buffer (``memref.alloc``, a large ``memref.alloca``) comes zeroed from
+  ``calloc``, so pages the code never touches stay untouched. One larger than
+  :func:`allocation_limit` bytes (default: physical memory plus swap,
+  :func:`machine_memory_bytes`; changed for every loaded object by
+  :func:`set_allocation_limit`), or one the C library refuses, abandons the call with a
+  :class:`~runtime.errors.LaunchError` naming the op and its location, whatever the OS's
+  overcommit policy.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ from codegen.llvm import FAILURE_SYMBOL, EmitError, FailureSite, FunctionABI, LL
 from . import cpu_jit
 from .arg_checks import written_arguments
 from .cache import LRUCache
+from .cpu_jit import allocation_limit, machine_memory_bytes, set_allocation_limit
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 
@@ -442,5 +450,5 @@ def compile(module: ModuleOp | FuncOp, fn: str | None = None, opt_level: int = 3
     return CPUExecutable(module, fn, opt_level, threads, fast_math, overlap_module, check_bounds)
 
 
-__all__ = ["CPUExecutable", "CPUKernel", "MEMORY_CACHE_SIZE", "REDUCTION_CHUNKS", "cache_info", "clear_memory_cache",
-           "compile", "numpy_dtype"]
+__all__ = ["CPUExecutable", "CPUKernel", "MEMORY_CACHE_SIZE", "REDUCTION_CHUNKS", "allocation_limit", "cache_info",
+           "clear_memory_cache", "compile", "machine_memory_bytes", "numpy_dtype", "set_allocation_limit"]

@@ -235,7 +235,7 @@ func.func @huge(%S: memref<1xf32>) {
     ("huge", None, 1),
     ("outer", 2**62, 1),  # the byte size overflows 64 bits
     ("outer", -5, 1),  # a negative size
-    ("outer", 2**40, 1),  # 4 TiB: posix_memalign fails
+    ("outer", 2**40, 1),  # 4 TiB: above the allocation limit (physical memory + swap)
     ("par", 2**31, 4),  # 16 EiB in threads
     ("par", 2**31, 1),
 ])
@@ -250,6 +250,85 @@ def test_failed_allocation_is_a_launch_error_naming_the_alloc(fn, n, threads):
         args[-1] = 3
         exe(*args)
         assert not args[0].any()
+
+
+SUM = """
+func.func @sum(%S: memref<1xf32>, %n: index) {
+  %t = memref.alloc(%n) : memref<?xf32>
+  affine.for %i = 0 to %n {
+    %x = affine.load %t[%i] : memref<?xf32>
+    %s = affine.load %S[0] : memref<1xf32>
+    %y = arith.addf %s, %x : f32
+    affine.store %y, %S[0] : memref<1xf32>
+  }
+  affine.for %i = 0 to %n {
+    %one = arith.constant 1.0 : f32
+    affine.store %one, %t[%i] : memref<?xf32>
+  }
+  memref.dealloc %t : memref<?xf32>
+  return
+}
+"""
+
+
+@pytest.fixture
+def allocation_limit_restored():
+    previous = runtime.cpu.allocation_limit()
+    yield
+    runtime.cpu.set_allocation_limit(previous)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_allocation_above_the_runtime_limit_is_a_launch_error_below_it_zeroed(opt_level, allocation_limit_restored):
+    """The limit is set at run time, for code loaded before it is set: 1 MiB admits 2**18 f32s
+    (zeroed, also where a freed buffer held ones) and refuses one more."""
+    m = air.parse(SUM, "sum.mlir")
+    exe = runtime.cpu.compile(m, opt_level=opt_level, threads=1)  # loaded under the default limit
+    assert runtime.cpu.set_allocation_limit(2**20) == runtime.cpu.machine_memory_bytes()
+    assert runtime.cpu.allocation_limit() == 2**20
+    s = np.zeros(1, np.float32)
+    with pytest.raises(LaunchError, match=r"^sum.mlir:3:\d+: error: out of memory: 'memref.alloc' of memref<\?xf32>"):
+        exe(s, 2**18 + 1)
+    for n in (2**18, 2**18, 1000, 0):
+        exe(s, n)
+        assert s[0] == 0.0
+    runtime.cpu.set_allocation_limit(None)
+    exe(s, 2**18 + 1)
+    assert s[0] == 0.0
+
+
+UNTOUCHED = '''
+import resource, sys
+import numpy as np
+import affine_ir as air
+import runtime
+m = air.parse("""
+func.func @one(%S: memref<1xf32>, %n: index) {
+  %t = memref.alloc(%n) : memref<?xf32>
+  %x = affine.load %t[%n - 1] : memref<?xf32>
+  affine.store %x, %S[0] : memref<1xf32>
+  memref.dealloc %t : memref<?xf32>
+  return
+}""")
+exe = runtime.cpu.compile(m, opt_level=0, threads=1)  # -O0: the buffer is allocated and read as written
+s = np.ones(1, np.float32)
+exe(s, 1000)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+exe(s, int(sys.argv[1]) // 4)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(s[0], (after - before) * 1024)
+'''
+
+
+@pytest.mark.skipif(runtime.cpu.machine_memory_bytes() < 4 * 2**30, reason="needs 4 GiB of memory")
+def test_pages_of_a_large_buffer_the_code_does_not_touch_are_not_touched(tmp_path):
+    """A 2 GiB buffer of which one element is read grows the peak RSS by far less than 2 GiB
+    (a memset of the buffer would touch it all); runs in a fresh process, whose peak is small."""
+    proc = _python(["-c", UNTOUCHED, str(2 * 2**30)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    value, growth = proc.stdout.split()
+    assert float(value) == 0.0
+    assert int(growth) < 64 * 2**20, f"peak RSS grew by {int(growth) / 2**20:.0f} MiB"
 
 
 # -- bounds-checked builds -----------------------------------------------------------------------
@@ -314,10 +393,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tool(module: str, args: list[str], tmp_path) -> subprocess.CompletedProcess:
+    return _python(["-m", module, *args], tmp_path)
+
+
+def _python(args: list[str], tmp_path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                AFFINE_IR_CACHE=str(tmp_path / "cache"))
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=300)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
 
 
 RUN_USAGE = [
