@@ -331,6 +331,42 @@ def test_pages_of_a_large_buffer_the_code_does_not_touch_are_not_touched(tmp_pat
     assert int(growth) < 64 * 2**20, f"peak RSS grew by {int(growth) / 2**20:.0f} MiB"
 
 
+LEAK = """
+func.func @leak(%S: memref<1xf32>, %n: index, %m: index) {
+  %t = memref.alloca(%n) : memref<?xf32>
+  affine.for %i = 0 to %n {
+    %one = arith.constant 1.0 : f32
+    affine.store %one, %t[%i] : memref<?xf32>
+  }
+  %u = memref.alloc(%m) : memref<?xf32>
+  %x = affine.load %t[0] : memref<?xf32>
+  affine.store %x, %S[0] : memref<1xf32>
+  memref.dealloc %u : memref<?xf32>
+  return
+}
+"""
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident size from /proc")
+def test_a_failed_allocation_frees_the_heap_allocas_of_the_call():
+    """200 calls that fill a 1 MiB heap ``memref.alloca`` and then fail to allocate leave the
+    resident size about where it was (the failure path frees the buffer, as a return does)."""
+    exe = runtime.cpu.compile(air.parse(LEAK, "leak.mlir"), opt_level=0, threads=1)  # -O0: every store stays
+    s = np.zeros(1, np.float32)
+    exe(s, 2**18, 4)
+    assert s[0] == 1.0
+    before = _resident_bytes()
+    for _ in range(200):
+        with pytest.raises(LaunchError, match=r"^leak.mlir:8:\d+: error: out of memory"):
+            exe(s, 2**18, 2**62)
+    assert _resident_bytes() - before < 50 * 2**20
+
+
 # -- bounds-checked builds -----------------------------------------------------------------------
 
 OOB = """

@@ -206,14 +206,16 @@ class FunctionEmitter:
 
     def fail_if(self, failed: ir.Value, code: ir.Value | None = None) -> None:
         """When ``failed`` (i1): record ``code`` (default: leave the flag as a callee set it) in the
-        module's failure flag and return from this function at once (results undefined; the
-        caller checks the flag). Code continues after it where ``failed`` is false."""
+        module's failure flag, free the heap ``memref.alloca`` buffers of every open block (as a
+        return does) and return from this function at once (results undefined; the caller checks
+        the flag). Code continues after it where ``failed`` is false."""
         b = self.b
         fail, cont = self.append_block("alloc.failed"), self.append_block("alloc.ok")
         b.cbranch(failed, fail, cont)
         b.position_at_end(fail)
         if code is not None:
             b.store_atomic(code, self.ctx.failure_flag(), "monotonic", 8)
+        self.finish_return()
         rt = self.fn.function_type.return_type
         b.ret_void() if isinstance(rt, ir.VoidType) else b.ret(ir.Constant(rt, ir.Undefined))
         b.position_at_end(cont)
