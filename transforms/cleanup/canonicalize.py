@@ -57,6 +57,7 @@ from affine_ir.dialects.affine import AffineApplyOp, AffineForOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.rewrite import PatternRewriter
 from affine_ir.rewrite_driver import GreedyRewriteConfig, RewriteResult, apply_patterns_greedily
+from affine_ir.traits import IsolatedFromAbove, RecursiveMemoryEffects
 
 from ..errors import TransformError
 from ..pass_base import Pass, PassContext, option, register_pass
@@ -156,13 +157,15 @@ def compose_affine_maps(root: Operation) -> bool:
 
 
 def _hoistable(c: ConstantOp, func: FuncOp) -> bool:
-    """Constants with no other attribute, nested only in affine loops/ifs of ``func``."""
+    """Constants with no other attribute, nested in ``func`` only through structured control flow
+    (ops with ``RecursiveMemoryEffects``: ``affine.for/if/parallel``), not inside a kernel, an
+    op of unknown effects or any other op with regions."""
     if set(c.attributes) != {"value"}:
         return False
     for a in c.ancestors():
         if a is func:
             return True
-        if a.name not in ("affine.for", "affine.if", "affine.parallel"):
+        if not a.has_trait(RecursiveMemoryEffects):
             return False
     return False
 
@@ -251,12 +254,11 @@ def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[b
             hoisted[0] |= _hoist_all(op, stats)
 
     patterns = canonicalization_patterns(state)
-    include_root = not isinstance(op, (FuncOp, ModuleOp)) and op.parent is not None
+    include_root = not op.has_trait(IsolatedFromAbove) and op.parent is not None  # not a function or module
     changed_any = False
     budget = max(1, max_iterations)
     while True:
-        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=is_trivially_dead,
-                                     on_iteration=new_iteration)
+        config = GreedyRewriteConfig(max_iterations=budget, on_iteration=new_iteration)  # the default dead test
         result = apply_patterns_greedily(op, patterns, config, include_root=include_root)
         _count(result, stats)
         budget -= result.iterations
