@@ -6,8 +6,12 @@ folders first, then patterns, revisits after each change) run with the folders a
 of :mod:`.canonicalize_patterns`, plus one step that is no pattern (as in MLIR, where the
 folder does it): constants are hoisted to the top of the function and duplicates merged
 (:func:`hoist_constants`) before each driver iteration but the first and after the last (run
-again when that changed anything). They rewrite, until nothing changes (every rewrite is
-exact, so the program computes the same results):
+again when that changed anything). Constants are uniqued before they are garbage-collected:
+the driver leaves dead constants alone, the merge keeps the first of each set of equal
+constants in program order (dead or alive), then the unused ones are erased; so which one
+survives does not depend on the order in which the worklist saw duplicates die. They
+rewrite, until nothing changes (every rewrite is exact, so the program computes the same
+results):
 
 - **constants**: ``arith``/``math`` ops on constant operands fold with the interpreter's
   exact semantics (ints wrap; floats only where IEEE rounding is reproducible, never to a
@@ -57,7 +61,7 @@ from affine_ir.dialects.affine import AffineApplyOp, AffineForOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.rewrite import PatternRewriter
 from affine_ir.rewrite_driver import GreedyRewriteConfig, RewriteResult, apply_patterns_greedily
-from affine_ir.traits import IsolatedFromAbove, RecursiveMemoryEffects
+from affine_ir.traits import ConstantLike, IsolatedFromAbove, RecursiveMemoryEffects
 
 from ..errors import TransformError
 from ..pass_base import Pass, PassContext, option, register_pass
@@ -235,16 +239,32 @@ def canonicalize(op: Operation, stats: Counter | None = None, max_iterations: in
 
 
 def _hoist_all(op: Operation, stats: Counter) -> bool:
+    """Hoist and merge the constants of every function in ``op``, then erase the unused constants
+    (which the driver leaves alive: see :func:`_dead_and_not_a_constant`)."""
     changed = False
     for f in _functions(op):
         changed |= hoist_constants(f, stats)
+    for c in [c for c in op.walk() if c is not op and c.has_trait(ConstantLike) and is_trivially_dead(c)]:
+        c.erase()
+        stats["dead"] += 1
+        changed = True
     return changed
 
 
+def _dead_and_not_a_constant(op: Operation) -> bool:
+    """The driver's dead test in ``canonicalize``: trivially dead ops but constants. A constant
+    that dies in an iteration still takes part in the merge that follows it and is erased after
+    it (:func:`_hoist_all`), so the constant a merge keeps is the first of the equal constants in
+    program order, whichever of them the worklist saw die first (constant uniquing before
+    garbage collection, as MLIR's ``OperationFolder`` keeps a constant until it is erased)."""
+    return not op.has_trait(ConstantLike) and is_trivially_dead(op)
+
+
 def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[bool, bool]:
-    """(changed, converged): the greedy driver with the canonicalization patterns, constants
-    hoisted (:func:`hoist_constants`) before each iteration after the first and after the last;
-    run again when that last hoisting changed something."""
+    """(changed, converged): the greedy driver with the canonicalization patterns (dead
+    constants left to the merge), constants hoisted and merged, then unused ones erased
+    (:func:`_hoist_all`) before each iteration after the first and after the last; run again
+    when that last step changed something."""
     state = CanonicalizeState(stats)
     hoisted = [False]
 
@@ -258,7 +278,8 @@ def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[b
     changed_any = False
     budget = max(1, max_iterations)
     while True:
-        config = GreedyRewriteConfig(max_iterations=budget, on_iteration=new_iteration)  # the default dead test
+        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=_dead_and_not_a_constant,
+                                     on_iteration=new_iteration)
         result = apply_patterns_greedily(op, patterns, config, include_root=include_root)
         _count(result, stats)
         budget -= result.iterations
