@@ -27,8 +27,9 @@ Semantics (MLIR's, with the differences listed below):
 Differences from MLIR's driver: the worklist is first-in first-out (MLIR pops the last op
 pushed), so an iteration visits the seed in program order (defining ops before their users,
 bodies before their loops) and the revisits after it; this is the order of the sweeps the
-canonicalizer made before the driver existed (their fixpoints are the same up to which of
-several equal constants survives a merge, and so the constants' names and order). The parent op
+canonicalizer made before the driver existed (their fixpoints are the same up to the order,
+and so the names, of the constants hoisted: a constant that a revisit folds in the first
+iteration, the sweeps made only in their second, after the first hoisting). The parent op
 is revisited after a change in it (MLIR revisits all ancestors up to the scope). There is no
 region simplification (no CFG: every region here has one block). Constants are not moved to
 the top of the region by the folder: callers that want that (``canonicalize``) hoist them as a
