@@ -238,26 +238,43 @@ def canonicalize(op: Operation, stats: Counter | None = None, max_iterations: in
     return _canonicalize(op, stats if stats is not None else Counter(), max_iterations)[0]
 
 
-def _hoist_all(op: Operation, stats: Counter) -> bool:
-    """Hoist and merge the constants of every function in ``op``, then erase the unused constants
-    (which the driver leaves alive: see :func:`_dead_and_not_a_constant`)."""
+def _hoist_all(op: Operation, stats: Counter, dead_constants: _DeadConstants) -> bool:
+    """Hoist and merge the constants of every function in ``op``, then erase the constants that
+    died in the driver's iteration and are still unused (see :class:`_DeadConstants`)."""
     changed = False
     for f in _functions(op):
         changed |= hoist_constants(f, stats)
-    for c in [c for c in op.walk() if c is not op and c.has_trait(ConstantLike) and is_trivially_dead(c)]:
-        c.erase()
-        stats["dead"] += 1
-        changed = True
-    return changed
+    return dead_constants.erase(op, stats) or changed
 
 
-def _dead_and_not_a_constant(op: Operation) -> bool:
-    """The driver's dead test in ``canonicalize``: trivially dead ops but constants. A constant
-    that dies in an iteration still takes part in the merge that follows it and is erased after
-    it (:func:`_hoist_all`), so the constant a merge keeps is the first of the equal constants in
-    program order, whichever of them the worklist saw die first (constant uniquing before
-    garbage collection, as MLIR's ``OperationFolder`` keeps a constant until it is erased)."""
-    return not op.has_trait(ConstantLike) and is_trivially_dead(op)
+class _DeadConstants:
+    """The driver's dead test in ``canonicalize``: trivially dead ops but constants, which it
+    records instead. A constant that dies in an iteration still takes part in the merge that
+    follows it and is erased after it, so the constant a merge keeps is the first of the equal
+    constants in program order, whichever of them the worklist saw die first (constant uniquing
+    before garbage collection, as MLIR's ``OperationFolder`` keeps a constant until it is erased)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Operation] = []
+
+    def __call__(self, op: Operation) -> bool:
+        if not is_trivially_dead(op):
+            return False
+        if op.has_trait(ConstantLike):
+            self.seen.append(op)
+            return False
+        return True
+
+    def erase(self, root: Operation, stats: Counter) -> bool:
+        """Erase the recorded constants that are still nested in ``root`` and unused; whether any was."""
+        erased = False
+        for c in self.seen:
+            if c.parent is not None and root.is_ancestor_of(c) and is_trivially_dead(c):
+                c.erase()
+                stats["dead"] += 1
+                erased = True
+        self.seen.clear()
+        return erased
 
 
 def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[bool, bool]:
@@ -266,24 +283,25 @@ def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[b
     (:func:`_hoist_all`) before each iteration after the first and after the last; run again
     when that last step changed something."""
     state = CanonicalizeState(stats)
+    dead_constants = _DeadConstants()
     hoisted = [False]
 
     def new_iteration(iteration: int) -> None:
         state.new_iteration()
         if iteration > 1:
-            hoisted[0] |= _hoist_all(op, stats)
+            hoisted[0] |= _hoist_all(op, stats, dead_constants)
 
     patterns = canonicalization_patterns(state)
     include_root = not op.has_trait(IsolatedFromAbove) and op.parent is not None  # not a function or module
     changed_any = False
     budget = max(1, max_iterations)
     while True:
-        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=_dead_and_not_a_constant,
+        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=dead_constants,
                                      on_iteration=new_iteration)
         result = apply_patterns_greedily(op, patterns, config, include_root=include_root)
         _count(result, stats)
         budget -= result.iterations
-        changed_after = _hoist_all(op, stats)
+        changed_after = _hoist_all(op, stats, dead_constants)
         changed_any |= result.changed or hoisted[0] or changed_after
         if not result.converged:
             return changed_any, False
