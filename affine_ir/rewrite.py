@@ -21,7 +21,9 @@ Ops declare folders and canonicalization patterns without importing ``transforms
 class may define ``fold(self) -> Sequence[Value | Attribute] | None`` and list
 ``canonicalization_patterns`` (pattern objects); :func:`register_folder` and
 :func:`register_patterns` attach them from outside the class (keyed by op class), which is
-how patterns that need analyses are declared next to the op by ``transforms.cleanup``.
+how patterns that need analyses are declared next to the op by ``transforms.cleanup``;
+:func:`register_trait_folder` gives a folder to every op class with a trait (the arith/math
+folder: ``Arithmetic``), so an op added later with the trait is folded too.
 
 These classes live in ``affine_ir`` because they are IR machinery: dialect ops (here) and any
 pass (``transforms``, the GPU lowering) use them, and ``affine_ir`` imports nothing above it.
@@ -37,7 +39,7 @@ from .core import Block, Operation, Value
 
 __all__ = [
     "PatternRewriter", "RewriteListener", "RewritePattern", "Rewriter", "folder_of", "patterns_of",
-    "register_folder", "register_patterns",
+    "register_folder", "register_patterns", "register_trait_folder",
 ]
 
 
@@ -225,6 +227,7 @@ Rewriter = PatternRewriter
 
 _FOLDERS: dict[type, Callable[[Operation], Sequence | None]] = {}
 _PATTERNS: dict[type, list[RewritePattern]] = {}
+_TRAIT_FOLDERS: dict[type, Callable[[Operation], Sequence | None]] = {}
 
 
 def register_folder(op_class: type, fold: Callable[[Operation], Sequence | None]) -> None:
@@ -234,18 +237,29 @@ def register_folder(op_class: type, fold: Callable[[Operation], Sequence | None]
     _FOLDERS[op_class] = fold
 
 
+def register_trait_folder(trait: type, fold: Callable[[Operation], Sequence | None]) -> None:
+    """Make ``fold`` the folder of every op class with ``trait`` that has no folder of its own
+    (registered or a ``fold`` method); traits registered earlier win."""
+    _TRAIT_FOLDERS[trait] = fold
+
+
 def register_patterns(op_class: type, *patterns: RewritePattern) -> None:
     """Add ``patterns`` to the canonicalization patterns of ``op_class``."""
     _PATTERNS.setdefault(op_class, []).extend(patterns)
 
 
 def folder_of(op_class: type) -> Callable[[Operation], Sequence | None] | None:
-    """The folder of ``op_class``: a registered one, else its own ``fold`` method, along the MRO."""
+    """The folder of ``op_class``: a registered one, else its own ``fold`` method, along the MRO;
+    else the folder of the first trait of :func:`register_trait_folder` that the class has."""
     for cls in op_class.__mro__:
         if cls in _FOLDERS:
             return _FOLDERS[cls]
         fold = cls.__dict__.get("fold")
         if fold is not None:
+            return fold
+    has_trait = getattr(op_class, "has_trait", None)
+    for trait, fold in _TRAIT_FOLDERS.items():
+        if has_trait is not None and has_trait(trait):
             return fold
     return None
 

@@ -6,10 +6,12 @@ Semantics (MLIR's, with the differences listed below):
    a region before the op holding it, ops of a block in order), and ``root`` itself last when
    ``include_root`` is set.
 2. It pops an op and, in this order: erases it if it is trivially dead (unused results and no
-   effect; ``config.is_trivially_dead``), then tries its folder (:func:`affine_ir.rewrite.folder_of`:
-   the values replacing its results, or attributes materialized as constants before it, or its
-   own results after an in-place change), then the patterns whose root class it is an instance
-   of, highest ``benefit`` first (ties: in the given order), until one applies.
+   effect but reads and allocating its results; ``config.is_trivially_dead``, by default MLIR's
+   ``isOpTriviallyDead``: :func:`affine_ir.traits.is_trivially_dead`), then tries its folder
+   (:func:`affine_ir.rewrite.folder_of`: the values replacing its results, or attributes
+   materialized as constants before it, or its own results after an in-place change), then the
+   patterns whose root class it is an instance of, highest ``benefit`` first (ties: in the given
+   order), until one applies.
 3. Every change reported by the :class:`~affine_ir.rewrite.PatternRewriter` puts ops back on the
    worklist: an inserted or modified op, the users of replaced results, the defining ops of
    an erased op's operands (they may have become dead), and the parent op of each of those
@@ -25,8 +27,9 @@ Semantics (MLIR's, with the differences listed below):
 Differences from MLIR's driver: the worklist is first-in first-out (MLIR pops the last op
 pushed), so an iteration visits the seed in program order (defining ops before their users,
 bodies before their loops) and the revisits after it; this is the order of the sweeps the
-canonicalizer made before the driver existed (their fixpoints are the same up to which of
-several equal constants survives a merge, and so the constants' names and order). The parent op
+canonicalizer made before the driver existed (their fixpoints are the same up to the order,
+and so the names, of the constants hoisted: a constant that a revisit folds in the first
+iteration, the sweeps made only in their second, after the first hoisting). The parent op
 is revisited after a change in it (MLIR revisits all ancestors up to the scope). There is no
 region simplification (no CFG: every region here has one block). Constants are not moved to
 the top of the region by the folder: callers that want that (``canonicalize``) hoist them as a
@@ -44,12 +47,15 @@ from dataclasses import dataclass, field
 
 from .core import Operation, Value
 from .rewrite import PatternRewriter, RewriteListener, RewritePattern, folder_of
+from .traits import is_trivially_dead
 
 __all__ = ["GreedyRewriteConfig", "RewriteResult", "apply_patterns_greedily", "is_pure_and_unused"]
 
 
 def is_pure_and_unused(op: Operation) -> bool:
-    """The default dead-op test: ``op`` is pure, not a terminator, and no result is used."""
+    """A stricter dead-op test than the default (:func:`affine_ir.traits.is_trivially_dead`): ``op``
+    is pure, not a terminator, and no result is used (unused loads, allocations and effect-free
+    loops stay)."""
     return op.is_pure and not op.is_terminator and not any(r.uses for r in op.results)
 
 
@@ -67,7 +73,7 @@ class GreedyRewriteConfig:
     max_iterations: int = 10
     max_rewrites: int | None = None
     fold: bool = True
-    is_trivially_dead: Callable[[Operation], bool] = is_pure_and_unused
+    is_trivially_dead: Callable[[Operation], bool] = is_trivially_dead
     materialize_constant: Callable[..., Operation | None] = materialize_arith_constant
     on_iteration: Callable[[int], None] | None = None
 

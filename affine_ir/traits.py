@@ -53,7 +53,8 @@ on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``
 ``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
 ``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
 ``gpu.barrier``: ``Synchronization``; ``Arithmetic``: the arith and math elementwise ops, comparisons,
-``arith.select`` and casts. Effects: loads READ and stores WRITE their memref (affine,
+``arith.select`` and casts; ``ExactFold``: every arith op but ``arith.constant``, and ``math.absf/floor/
+ceil/sqrt/fma``; ``Involution``: ``arith.negf``. Effects: loads READ and stores WRITE their memref (affine,
 memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
 ``memref.dealloc`` FREEs its operand (:func:`written_values` counts a FREE as a write).
 ``AffineMapValue``: ``affine.apply/min/max`` (an index value the host of a GPU program computes).
@@ -78,7 +79,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AffineScope", "AlwaysSpeculatable", "Arithmetic", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
-    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "LEGACY_FLAGS", "TraitFlag",
+    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "ExactFold", "Involution",
+    "LEGACY_FLAGS", "TraitFlag",
     "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free",
     "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
@@ -150,6 +152,19 @@ class Arithmetic(OpTrait):
     """The op computes its result from its operands' values alone, one arithmetic instruction
     per element: the arith and math computations (elementwise ops, comparisons, ``select``,
     casts), not constants. What a cost model counts as an operation."""
+
+
+class ExactFold(OpTrait):
+    """Folding the op on constant operands is exact and portable: its value is the reference
+    interpreter's result, rounded once to the result type (integers wrap in two's complement;
+    floats are correctly rounded by IEEE 754, or exact), the same on every machine. A folder may
+    replace the op by that constant (unless it traps, or is a NaN). Transcendental functions
+    (``math.exp``, ``tanh``, ...) do not have it: their last bit depends on the library."""
+
+
+class Involution(OpTrait):
+    """A unary op that undoes itself: ``op(op(x)) == x`` for every ``x`` (MLIR's ``Involution``;
+    ``arith.negf``)."""
 
 
 class Synchronization(OpTrait):

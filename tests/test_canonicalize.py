@@ -195,6 +195,24 @@ def test_negative_and_positive_zero_constants_are_not_merged():
     assert "-0.000000e+00" in text and " 0.000000e+00" in text
 
 
+def test_merge_keeps_the_first_equal_constant_even_when_it_died_first():
+    """Constants are uniqued before they are garbage-collected: ``%first`` dies in the first
+    iteration (its user is dead), but it is the first of the two equal constants in program order,
+    so the merge keeps it (as the sweeps did) instead of whichever duplicate the worklist left alive."""
+    text = canon("""
+    func.func @f(%A: memref<2xi32>) {
+      %first = arith.constant 2 : i32
+      %dead = arith.addi %first, %first : i32
+      affine.for %i = 0 to 2 {
+        %second = arith.constant 2 : i32
+        affine.store %second, %A[%i] : memref<2xi32>
+      }
+      return
+    }""")
+    assert "%first = arith.constant 2 : i32" in text and "affine.store %first" in text
+    assert "%second" not in text and "%dead" not in text and text.count("arith.constant") == 1
+
+
 def test_promote_if_single_iteration_with_iter_args():
     m = parse("""
     func.func @f(%A: memref<8xf32>, %N: index) -> f32 {

@@ -1,5 +1,6 @@
 """An op class added later, with only its traits and effects declared, is treated right by the
-passes and analyses that never heard of it: DCE, CSE, LICM, dependence analysis (issue 16).
+passes and analyses that never heard of it: DCE, CSE, LICM, dependence analysis, canonicalize's
+folders (issue 16).
 
 The ops are defined here (not in any dialect) and written in the generic form.
 """
@@ -12,7 +13,7 @@ import affine_ir as air
 import analysis
 from affine_ir.core import OP_REGISTRY, Operation
 from affine_ir.dialects.affine import AffineForOp
-from affine_ir.traits import Commutative, EffectKind, MemoryEffect, Pure
+from affine_ir.traits import Arithmetic, Commutative, EffectKind, MemoryEffect, Pure
 from transforms import PassManager
 
 
@@ -38,6 +39,14 @@ class PeekOp(Operation):
         return (MemoryEffect(EffectKind.READ, self.operands[0]),)
 
 
+class ArithMaxOp(Operation):
+    """An arithmetic computation (pure, commutative) that declares no exact fold."""
+
+    name = "test.arith_max"
+    traits = frozenset({Pure, Commutative, Arithmetic})
+    from_generic = classmethod(_generic)
+
+
 class MysteryOp(Operation):
     """Declares nothing: its effects are unknown."""
 
@@ -45,13 +54,16 @@ class MysteryOp(Operation):
     from_generic = classmethod(_generic)
 
 
+NEW_OPS = (PureMaxOp, PeekOp, MysteryOp, ArithMaxOp)
+
+
 @pytest.fixture(autouse=True)
 def _registered_only_here():
     """The ops are known to the parser during each test only."""
-    for cls in (PureMaxOp, PeekOp, MysteryOp):
+    for cls in NEW_OPS:
         OP_REGISTRY[cls.name] = cls
     yield
-    for cls in (PureMaxOp, PeekOp, MysteryOp):
+    for cls in NEW_OPS:
         OP_REGISTRY.pop(cls.name, None)
 
 
@@ -120,3 +132,18 @@ def test_dependence_analysis_sees_unknown_effects_and_declared_reads():
     assert analysis.is_parallel(loops[0])
     assert not analysis.is_parallel(loops[1])  # an op of unknown effect may carry anything
     assert not analysis.is_parallel(loops[2])  # it reads all of %B, which every iteration writes
+
+
+def test_canonicalize_folds_a_new_arithmetic_op_by_its_traits_only():
+    """The arith/math folder is registered for the Arithmetic trait: the new commutative op gets its
+    constant operand moved to the right; it declares no ExactFold, so it is not folded to a constant."""
+    out = run("canonicalize", """
+func.func @f(%a: f32) -> (f32, f32) {
+  %c = arith.constant 2.0 : f32
+  %d = arith.constant 3.0 : f32
+  %0 = "test.arith_max"(%c, %a) : (f32, f32) -> f32
+  %1 = "test.arith_max"(%c, %d) : (f32, f32) -> f32
+  return %0, %1 : f32, f32
+}""")
+    assert '%0 = "test.arith_max"(%a, %c)' in out  # was (%c, %a)
+    assert '%1 = "test.arith_max"(%c, %d)' in out  # both constant: left as it is

@@ -26,6 +26,15 @@ class ElementwiseOp(Operation):
     traits = frozenset({Pure, SameOperandsAndResultType, Arithmetic})
     arity = 2
     operand_kind = "float"
+    #: Algebraic facts of a binary op that folders use (declared by the arith ops; None/False: none):
+    #: ``x op right_identity == x`` for every ``x`` (a float's sign of zero counts: ``x + -0.0``);
+    right_identity: int | float | None = None
+    #: ``x op zero_when_rhs_is == 0`` for every ``x`` (``x * 0``, ``x & 0``, ``x rem 1``);
+    zero_when_rhs_is: int | None = None
+    #: ``x op x == x`` (``x & x``, ``max(x, x)``);
+    idempotent = False
+    #: ``x op x == 0`` (``x - x``, ``x ^ x`` on integers).
+    cancels_itself = False
 
     def __init__(self, *operands, location=None, name_hint=None):
         if len(operands) != self.arity:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..attributes import DenseAttr, FloatAttr, IntegerAttr
 from ..core import Operation
 from ..parser import describe_token as _describe
-from ..traits import Arithmetic, Commutative, ConstantLike, Pure
+from ..traits import Arithmetic, Commutative, ConstantLike, ExactFold, Involution, Pure
 from ..types import FloatType, IndexType, IntegerType, Type, VectorType, element_type_of, i1, vector
 from ._simple import ConversionOp, ElementwiseOp, check_kind, kind_ok
 
@@ -116,6 +116,14 @@ class _IntDivisionOp(ElementwiseOp):
 #: The binary ops whose two operands commute: they declare MLIR's ``Commutative`` trait.
 _COMMUTATIVE = frozenset({"addi", "muli", "andi", "ori", "xori", "maxsi", "minsi", "maxui", "minui", "addf", "mulf",
                           "maximumf", "minimumf"})
+#: The binary ops' algebraic facts (see ``ElementwiseOp``): right identities, right operands that
+#: make the result 0, idempotent ops, ops whose result on equal operands is 0.
+_RIGHT_IDENTITY = {"addi": 0, "subi": 0, "ori": 0, "xori": 0, "shli": 0, "shrsi": 0, "shrui": 0, "muli": 1,
+                   "divsi": 1, "divui": 1, "floordivsi": 1, "ceildivsi": 1, "andi": -1, "mulf": 1.0, "divf": 1.0,
+                   "addf": -0.0, "subf": 0.0}
+_ZERO_WHEN_RHS_IS = {"muli": 0, "andi": 0, "remsi": 1, "remui": 1}
+_IDEMPOTENT = frozenset({"andi", "ori", "maxsi", "minsi", "maxui", "minui", "maximumf", "minimumf"})
+_CANCELS_ITSELF = frozenset({"subi", "xori"})
 #: Integer ops that fault on some divisors: whether -1 is one of them.
 _DIVISIONS = {"divsi": True, "ceildivsi": True, "divui": False, "remsi": False, "remui": False}
 #: The casts that read their integer operand, or write their integer result, as unsigned.
@@ -133,8 +141,14 @@ def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
         base, extra = _IntDivisionOp, {"overflows_at_minus_one": _DIVISIONS[short]}
     if short in _TRAPS_ON_ZERO:
         extra["traps_on_zero_divisor"] = True
+    traits = {ExactFold}  # every arith computation folds exactly (ints wrap, IEEE rounding)
     if short in _COMMUTATIVE:
-        extra["traits"] = frozenset({Commutative})
+        traits.add(Commutative)
+    if short == "negf":
+        traits.add(Involution)
+    extra["traits"] = frozenset(traits)
+    extra.update(right_identity=_RIGHT_IDENTITY.get(short), zero_when_rhs_is=_ZERO_WHEN_RHS_IS.get(short),
+                 idempotent=short in _IDEMPOTENT, cancels_itself=short in _CANCELS_ITSELF)
     if kind == "int":  # the *ui ops (divui, remui, maxui, minui, shrui) read their operands as unsigned
         extra["unsigned"] = short.endswith("ui")
     cls = type(short.title().replace("_", "") + "Op", (base,),
@@ -166,7 +180,7 @@ CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", 
 class _CmpOp(Operation):
     predicates: tuple[str, ...] = ()
     operand_kind = "float"
-    traits = frozenset({Pure, Arithmetic})
+    traits = frozenset({Pure, Arithmetic, ExactFold})
 
     def __init__(self, predicate: str, lhs, rhs, location=None, name_hint=None):
         t = lhs.type
@@ -217,7 +231,7 @@ class SelectOp(Operation):
     """``%r = arith.select %cond, %a, %b : f32``."""
 
     name = "arith.select"
-    traits = frozenset({Pure, Arithmetic})
+    traits = frozenset({Pure, Arithmetic, ExactFold})
 
     def __init__(self, cond, a, b, location=None, name_hint=None):
         super().__init__([cond, a, b], [a.type], location=location, result_names=[name_hint])
@@ -261,7 +275,7 @@ class _CastOp(ConversionOp):
 
     verb = "cast"
     unsigned = False
-    traits = frozenset({Arithmetic})
+    traits = frozenset({Arithmetic, ExactFold})
 
     @staticmethod
     def valid(src: Type, dst: Type) -> bool:

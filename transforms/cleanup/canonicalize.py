@@ -6,8 +6,12 @@ folders first, then patterns, revisits after each change) run with the folders a
 of :mod:`.canonicalize_patterns`, plus one step that is no pattern (as in MLIR, where the
 folder does it): constants are hoisted to the top of the function and duplicates merged
 (:func:`hoist_constants`) before each driver iteration but the first and after the last (run
-again when that changed anything). They rewrite, until nothing changes (every rewrite is
-exact, so the program computes the same results):
+again when that changed anything). Constants are uniqued before they are garbage-collected:
+the driver leaves dead constants alone, the merge keeps the first of each set of equal
+constants in program order (dead or alive), then the unused ones are erased; so which one
+survives does not depend on the order in which the worklist saw duplicates die. They
+rewrite, until nothing changes (every rewrite is exact, so the program computes the same
+results):
 
 - **constants**: ``arith``/``math`` ops on constant operands fold with the interpreter's
   exact semantics (ints wrap; floats only where IEEE rounding is reproducible, never to a
@@ -57,6 +61,7 @@ from affine_ir.dialects.affine import AffineApplyOp, AffineForOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.rewrite import PatternRewriter
 from affine_ir.rewrite_driver import GreedyRewriteConfig, RewriteResult, apply_patterns_greedily
+from affine_ir.traits import ConstantLike, IsolatedFromAbove, RecursiveMemoryEffects
 
 from ..errors import TransformError
 from ..pass_base import Pass, PassContext, option, register_pass
@@ -156,13 +161,15 @@ def compose_affine_maps(root: Operation) -> bool:
 
 
 def _hoistable(c: ConstantOp, func: FuncOp) -> bool:
-    """Constants with no other attribute, nested only in affine loops/ifs of ``func``."""
+    """Constants with no other attribute, nested in ``func`` only through structured control flow
+    (ops with ``RecursiveMemoryEffects``: ``affine.for/if/parallel``), not inside a kernel, an
+    op of unknown effects or any other op with regions."""
     if set(c.attributes) != {"value"}:
         return False
     for a in c.ancestors():
         if a is func:
             return True
-        if a.name not in ("affine.for", "affine.if", "affine.parallel"):
+        if not a.has_trait(RecursiveMemoryEffects):
             return False
     return False
 
@@ -231,36 +238,70 @@ def canonicalize(op: Operation, stats: Counter | None = None, max_iterations: in
     return _canonicalize(op, stats if stats is not None else Counter(), max_iterations)[0]
 
 
-def _hoist_all(op: Operation, stats: Counter) -> bool:
+def _hoist_all(op: Operation, stats: Counter, dead_constants: _DeadConstants) -> bool:
+    """Hoist and merge the constants of every function in ``op``, then erase the constants that
+    died in the driver's iteration and are still unused (see :class:`_DeadConstants`)."""
     changed = False
     for f in _functions(op):
         changed |= hoist_constants(f, stats)
-    return changed
+    return dead_constants.erase(op, stats) or changed
+
+
+class _DeadConstants:
+    """The driver's dead test in ``canonicalize``: trivially dead ops but constants, which it
+    records instead. A constant that dies in an iteration still takes part in the merge that
+    follows it and is erased after it, so the constant a merge keeps is the first of the equal
+    constants in program order, whichever of them the worklist saw die first (constant uniquing
+    before garbage collection, as MLIR's ``OperationFolder`` keeps a constant until it is erased)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Operation] = []
+
+    def __call__(self, op: Operation) -> bool:
+        if not is_trivially_dead(op):
+            return False
+        if op.has_trait(ConstantLike):
+            self.seen.append(op)
+            return False
+        return True
+
+    def erase(self, root: Operation, stats: Counter) -> bool:
+        """Erase the recorded constants that are still nested in ``root`` and unused; whether any was."""
+        erased = False
+        for c in self.seen:
+            if c.parent is not None and root.is_ancestor_of(c) and is_trivially_dead(c):
+                c.erase()
+                stats["dead"] += 1
+                erased = True
+        self.seen.clear()
+        return erased
 
 
 def _canonicalize(op: Operation, stats: Counter, max_iterations: int) -> tuple[bool, bool]:
-    """(changed, converged): the greedy driver with the canonicalization patterns, constants
-    hoisted (:func:`hoist_constants`) before each iteration after the first and after the last;
-    run again when that last hoisting changed something."""
+    """(changed, converged): the greedy driver with the canonicalization patterns (dead
+    constants left to the merge), constants hoisted and merged, then unused ones erased
+    (:func:`_hoist_all`) before each iteration after the first and after the last; run again
+    when that last step changed something."""
     state = CanonicalizeState(stats)
+    dead_constants = _DeadConstants()
     hoisted = [False]
 
     def new_iteration(iteration: int) -> None:
         state.new_iteration()
         if iteration > 1:
-            hoisted[0] |= _hoist_all(op, stats)
+            hoisted[0] |= _hoist_all(op, stats, dead_constants)
 
     patterns = canonicalization_patterns(state)
-    include_root = not isinstance(op, (FuncOp, ModuleOp)) and op.parent is not None
+    include_root = not op.has_trait(IsolatedFromAbove) and op.parent is not None  # not a function or module
     changed_any = False
     budget = max(1, max_iterations)
     while True:
-        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=is_trivially_dead,
+        config = GreedyRewriteConfig(max_iterations=budget, is_trivially_dead=dead_constants,
                                      on_iteration=new_iteration)
         result = apply_patterns_greedily(op, patterns, config, include_root=include_root)
         _count(result, stats)
         budget -= result.iterations
-        changed_after = _hoist_all(op, stats)
+        changed_after = _hoist_all(op, stats, dead_constants)
         changed_any |= result.changed or hoisted[0] or changed_after
         if not result.converged:
             return changed_any, False

@@ -24,25 +24,23 @@ import math
 
 from affine_ir import Operation, Value
 from affine_ir.attributes import FloatAttr, IntegerAttr
-from affine_ir.dialects.arith import COMMUTATIVE, ConstantOp
+from affine_ir.dialects.arith import COMMUTATIVE, AddiOp, CmpIOp, ConstantOp, MuliOp, SelectOp, SubiOp
 from affine_ir.interp import semantics as S
 from affine_ir.interp.ops import TEMPLATES, int_literal
+from affine_ir.traits import Arithmetic, Commutative, ExactFold, Involution
 from affine_ir.types import FloatType, IndexType, IntegerType, VectorType, i1
 
 __all__ = ["COMMUTATIVE", "constant_value", "fold_op", "is_constant", "reassociation", "swap_commutative"]
 
-#: Float ops whose result is the correctly rounded exact result (or exact), so folding is portable.
-EXACT_FLOAT_OPS = frozenset({
-    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.negf", "arith.maximumf",
-    "arith.minimumf", "arith.cmpf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
-    "arith.truncf", "arith.bitcast", "math.absf", "math.floor", "math.ceil", "math.sqrt", "math.fma",
-})
-INT_OPS = frozenset({
-    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
-    "arith.shrui", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
-    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.cmpi", "arith.index_cast", "arith.extsi",
-    "arith.extui", "arith.trunci", "arith.select",
-})
+#: ``(inner, outer)`` op classes of ``(x inner c0) outer c1`` and the constant ``c`` of the
+#: equal ``x outer c`` (computed from ``c0, c1``; exact with wrap-around).
+REASSOCIATIONS = {
+    (AddiOp, AddiOp): lambda c0, c1: c0 + c1,
+    (SubiOp, AddiOp): lambda c0, c1: c1 - c0,
+    (MuliOp, MuliOp): lambda c0, c1: c0 * c1,
+}
+#: The op classes whose constants :func:`reassociation` combines (the outer op of a pair).
+REASSOCIATED = tuple(dict.fromkeys(outer for _, outer in REASSOCIATIONS))
 
 _ENV = {"_S": S, "_NAN": math.nan, "_INF": math.inf, "math": math, "float": float, "max": max, "min": min,
         "__builtins__": {}}
@@ -79,7 +77,7 @@ def _literal(x, is_float: bool) -> str:
 
 def _evaluate(op: Operation, values: list):
     """The interpreter's result of ``op`` on ``values``; None when it traps or cannot be folded."""
-    src_t = op.operands[1].type if op.name == "arith.select" else op.operands[0].type
+    src_t = op.operands[1].type if isinstance(op, SelectOp) else op.operands[0].type
     src, dst = S.scalar_info(src_t), S.scalar_info(op.results[0].type)
     args = [_literal(x, isinstance(v.type, FloatType)) for x, v in zip(values, op.operands)]
     expr, rounds = TEMPLATES[op.name](args, op, src, dst)
@@ -111,9 +109,9 @@ def foldable(op: Operation) -> bool:
         return False
     if any(isinstance(v.type, VectorType) for v in (*op.operands, op.results[0])):
         return False
-    if op.name in INT_OPS:
-        return op.name != "arith.select" or _scalar(op.results[0].type)
-    return op.name in EXACT_FLOAT_OPS
+    if not op.has_trait(ExactFold):
+        return False
+    return not isinstance(op, SelectOp) or _scalar(op.results[0].type)
 
 
 def fold_constant(op: Operation):
@@ -121,19 +119,12 @@ def fold_constant(op: Operation):
     if not foldable(op):
         return None
     values = [constant_value(v) for v in op.operands]
-    if op.name == "arith.select" and values[0] is not None:
+    if isinstance(op, SelectOp) and values[0] is not None:
         return None  # handled by fold_op (the choices need not be constants)
     if any(x is None for x in values):
         return None
     result = _evaluate(op, values)
     return None if result is None else _attr_for(result, op.results[0].type)
-
-
-def _is_float_const(v: Value, x: float, negative_zero: bool | None = None) -> bool:
-    c = constant_value(v) if isinstance(v.type, FloatType) else None
-    if c is None or c != x:
-        return False
-    return negative_zero is None or (math.copysign(1.0, c) < 0) == negative_zero
 
 
 def _is_int_const(v: Value, x: int) -> bool:
@@ -146,10 +137,11 @@ def fold_op(op: Operation, reassociate: bool = True) -> Value | object | None:
     None (also, without ``reassociate``, when only the reassociation would apply: see
     :func:`reassociation`).
 
-    Only scalar ops of ``arith``/``math`` are considered (see the module doc for what is
-    folded and why it is exact).
+    Only scalar :class:`~affine_ir.traits.Arithmetic` ops (the ``arith``/``math`` computations) are
+    considered; constants only of :class:`~affine_ir.traits.ExactFold` ones (see the module doc for
+    what is folded and why it is exact).
     """
-    if len(op.results) != 1 or not op.name.startswith(("arith.", "math.")) or op.name == "arith.constant":
+    if len(op.results) != 1 or not op.has_trait(Arithmetic):
         return None
     attr = fold_constant(op)
     if attr is not None:
@@ -158,36 +150,53 @@ def fold_op(op: Operation, reassociate: bool = True) -> Value | object | None:
 
 
 def _identity(op: Operation, reassociate: bool = True):
-    name, ops = op.name, op.operands
-    if name == "arith.select":
+    ops = op.operands
+    if isinstance(op, SelectOp):
         c = constant_value(ops[0]) if _scalar(ops[0].type) else None
         if c is not None:
             return ops[1] if c else ops[2]
         return ops[1] if ops[1] is ops[2] else None
     if isinstance(op.results[0].type, VectorType):
         return None
-    if name == "arith.negf":
+    if op.has_trait(Involution) and len(ops) == 1:
         inner = ops[0].owner
-        return inner.operands[0] if isinstance(inner, Operation) and inner.name == "arith.negf" else None
+        return inner.operands[0] if isinstance(inner, Operation) and type(inner) is type(op) else None
     if len(ops) != 2:
         return None
     a, b = ops
-    if isinstance(a.type, FloatType):
-        return _float_identity(name, a, b)
-    return _int_identity(op, a, b, reassociate)
+    if not isinstance(a.type, FloatType):
+        if reassociate and _reassociate(op):
+            return op.results[0]
+        if not reassociate and reassociation(op) is not None:
+            return None  # left to the reassociation rewrite
+    return _binary_identity(op, a, b)
 
 
-def _float_identity(name: str, a: Value, b: Value):
-    if name == "arith.mulf" and _is_float_const(b, 1.0):
+def _is_exact_const(v: Value, x: int | float) -> bool:
+    """Whether ``v`` is the constant ``x`` (a float one of the same sign, ``-0.0`` is not ``0.0``)."""
+    if isinstance(x, float):
+        c = constant_value(v) if isinstance(v.type, FloatType) else None
+        return c is not None and c == x and math.copysign(1.0, c) == math.copysign(1.0, x)
+    return _is_int_const(v, x)
+
+
+def _binary_identity(op: Operation, a: Value, b: Value):
+    """The algebraic identities the op class declares (see ``ElementwiseOp``): ``x op e -> x``,
+    ``x op z -> 0``, ``x op x -> x`` or ``0``; ``cmpi`` of equal operands -> its predicate's answer."""
+    cls, t = type(op), op.results[0].type
+    identity = getattr(cls, "right_identity", None)
+    if identity is not None and _is_exact_const(b, identity):
         return a
-    if name == "arith.divf" and _is_float_const(b, 1.0):
-        return a
-    if name == "arith.addf" and _is_float_const(b, 0.0, negative_zero=True):
-        return a
-    if name == "arith.subf" and _is_float_const(b, 0.0, negative_zero=False):
-        return a
-    if name in ("arith.maximumf", "arith.minimumf") and a is b:
-        return a
+    zero_rhs = getattr(cls, "zero_when_rhs_is", None)
+    if zero_rhs is not None and _is_int_const(b, zero_rhs):
+        return _attr_for(0, t)
+    if a is b:
+        if getattr(cls, "idempotent", False):
+            return a
+        if getattr(cls, "cancels_itself", False):
+            return _attr_for(0, t)
+        if isinstance(op, CmpIOp):
+            return _attr_for(op.attributes["predicate"] in ("eq", "sle", "sge", "ule", "uge"), i1)
     return None
 
 
@@ -195,26 +204,19 @@ def reassociation(op: Operation) -> tuple[Value, object] | None:
     """``(x, c)`` when ``op`` is ``(x + c0) + c1``, ``(x - c0) + c1`` or ``(x * c0) * c1`` (``x`` not
     a constant): ``op`` equals ``x + c`` (``x * c``) with the constant attribute ``c`` (exact
     with wrap-around); else None. Nothing changes."""
-    if op.name not in ("arith.addi", "arith.muli") or len(op.operands) != 2:
+    if not isinstance(op, REASSOCIATED) or len(op.operands) != 2:
         return None
     a, b = op.operands
     c1 = constant_value(b)
     inner = a.owner
-    if c1 is None or not isinstance(inner, Operation) or inner.name not in ("arith.addi", "arith.subi", "arith.muli"):
+    combine = REASSOCIATIONS.get((type(inner), type(op))) if isinstance(inner, Operation) else None
+    if c1 is None or combine is None:
         return None
     x, cb = inner.operands
     c0 = constant_value(cb)
     if c0 is None or is_constant(x):
         return None
-    pair = (inner.name, op.name)
-    if pair == ("arith.addi", "arith.addi"):
-        c = c0 + c1
-    elif pair == ("arith.subi", "arith.addi"):
-        c = c1 - c0
-    elif pair == ("arith.muli", "arith.muli"):
-        c = c0 * c1
-    else:
-        return None
+    c = combine(c0, c1)
     info = S.scalar_info(op.results[0].type)
     return x, _attr_for(S.wrap(c, info.width), op.results[0].type)
 
@@ -231,35 +233,6 @@ def _reassociate(op: Operation) -> bool:
     return True
 
 
-def _int_identity(op: Operation, a: Value, b: Value, reassociate: bool):
-    name = op.name
-    t = op.results[0].type
-    if reassociate and _reassociate(op):
-        return op.results[0]
-    if not reassociate and reassociation(op) is not None:
-        return None  # left to the reassociation rewrite
-    if name in ("arith.addi", "arith.subi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
-                "arith.shrui") and _is_int_const(b, 0):
-        return a
-    if name in ("arith.muli", "arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi") \
-            and _is_int_const(b, 1):
-        return a
-    if name in ("arith.muli", "arith.andi") and _is_int_const(b, 0):
-        return _attr_for(0, t)
-    if name in ("arith.remsi", "arith.remui") and _is_int_const(b, 1):
-        return _attr_for(0, t)
-    if name == "arith.andi" and _is_int_const(b, -1):
-        return a
-    if a is b:
-        if name in ("arith.andi", "arith.ori", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
-            return a
-        if name in ("arith.subi", "arith.xori"):
-            return _attr_for(0, t)
-        if name == "arith.cmpi":
-            return _attr_for(op.attributes["predicate"] in ("eq", "sle", "sge", "ule", "uge"), i1)
-    return None
-
-
 _SWAPPED_PREDICATE = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
                       "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule"}
 
@@ -267,10 +240,10 @@ _SWAPPED_PREDICATE = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle":
 def swap_commutative(op: Operation) -> bool:
     """Move a constant left operand of a commutative op (or of ``arith.cmpi``, swapping the
     predicate) to the right, MLIR's canonical order."""
-    if (op.name in COMMUTATIVE or op.name == "arith.cmpi") and len(op.operands) == 2:
+    if (op.has_trait(Commutative) or isinstance(op, CmpIOp)) and len(op.operands) == 2:
         a, b = op.operands
         if is_constant(a) and not is_constant(b):
-            if op.name == "arith.cmpi":
+            if isinstance(op, CmpIOp):
                 op.attributes["predicate"] = _SWAPPED_PREDICATE[op.attributes["predicate"]]
             op.set_operands([b, a])
             return True

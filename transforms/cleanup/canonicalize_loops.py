@@ -14,7 +14,9 @@ from affine_ir import Block, Operation, Value
 from affine_ir.attributes import IntegerAttr
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp, affine_scope, is_valid_symbol
 from affine_ir.dialects.arith import ConstantOp
+from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface
 from affine_ir.rewrite import PatternRewriter
+from affine_ir.traits import AffineMapValue
 from affine_ir.types import index
 from analysis.ranges import RangeContext, min_opt
 
@@ -126,9 +128,11 @@ def _max_lower_bound_is_a_dim(loop: AffineForOp) -> bool:
 
 
 def _takes_dims_or_symbols(op: Operation) -> bool:
-    """Whether ``op`` reads its index operands as affine dims or symbols: the affine dialect's ops
-    but its terminator (a name test until ops declare an affine-map-operands interface)."""
-    return op.name.startswith("affine.") and not isinstance(op, AffineYieldOp)
+    """Whether ``op`` reads its index operands as affine dims or symbols: an affine access
+    (subscripts), a loop (bounds), an ``affine.if`` (condition) or an affine map value
+    (``affine.apply/min/max``); not ``affine.yield``, nor ``arith`` ops, which take any index."""
+    return (isinstance(op, (AffineAccessInterface, LoopLikeOpInterface)) or isinstance(op, AffineIfOp)
+            or op.has_trait(AffineMapValue))
 
 
 def fold_empty_loop(loop: AffineForOp, ctx: RangeContext | None = None,

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Value
 from affine_ir.affine_expr import constant, dim, sum_exprs, symbol
 from affine_ir.core import OpResult
-from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, is_valid_symbol
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineMaxOp, AffineMinOp, is_valid_symbol
 from affine_ir.types import IndexType
 from analysis.ranges import RangeContext
 
@@ -75,7 +75,7 @@ def _compose_all(ctx: RangeContext, exprs: list[AffineExpr]) -> list[AffineExpr]
                 c = _index_const(v) if isinstance(v, Value) else None
                 if c is not None:
                     table[k] = constant(c)
-                elif isinstance(v, OpResult) and v.op.name == "affine.apply":
+                elif isinstance(v, OpResult) and isinstance(v.op, AffineApplyOp):
                     table[k] = ctx.exprs(v.op.map, v.op.operands)[0]
         if not table:
             return exprs
@@ -92,12 +92,12 @@ class _Fallback(dict):
 
 def _merge_min_max(ctx: RangeContext, exprs: list[AffineExpr], kind: MapKind) -> list[AffineExpr]:
     """Results that are an affine.min (for "min") / affine.max (for "max") value replaced by its results."""
-    op_name = "affine.min" if kind == "min" else "affine.max"
+    op_class = AffineMinOp if kind == "min" else AffineMaxOp
     out: list[AffineExpr] = []
     for e in exprs:
         k = e.as_dim()
         v = ctx.value(k) if k is not None else None
-        if isinstance(v, OpResult) and v.op.name == op_name:
+        if isinstance(v, OpResult) and type(v.op) is op_class:
             out.extend(_compose(ctx, ctx.exprs(v.op.map, v.op.operands)))
         else:
             out.append(e)

@@ -5,12 +5,14 @@ run with these. They are declared here, next to the ops' rewrites they call, rat
 the op classes, because they need the value ranges of :class:`RangeContext` (an analysis,
 which ``affine_ir`` may not import):
 
-- **folders** (tried first by the driver) of every ``arith``/``math`` op but
-  ``arith.constant``: :func:`fold_arith` (constants, identities, constant operand of a
-  commutative op to the right: see :mod:`.canonicalize_fold`);
+- **folders** (tried first by the driver) of every op with the ``Arithmetic`` trait (the
+  ``arith``/``math`` computations, registered by trait): :func:`fold_arith` (constants of
+  ``ExactFold`` ops, the identities their classes declare, constant operand of a
+  ``Commutative`` op to the right: see :mod:`.canonicalize_fold`);
 - **patterns**, by root op class: :class:`ReassociateConstants` (``arith.addi/muli``);
   :class:`CanonicalizeMapValue` (``affine.apply/min/max``); :class:`CanonicalizeAccess`
-  (``affine.load/store/vector_load/vector_store``); for ``affine.for``, in decreasing benefit:
+  (every ``AffineAccessInterface`` op: ``affine.load/store/vector_load/vector_store``); for
+  ``affine.for``, in decreasing benefit:
   :class:`SimplifyLoopBounds`, :class:`EraseZeroTripLoop`, :class:`PromoteSingleIterationLoop`,
   :class:`FoldYieldOnlyLoop`, :class:`EraseUnusedIterArgs`; for ``affine.if``:
   :class:`CanonicalizeIfCondition`, then :class:`FoldConstantIf`.
@@ -31,23 +33,15 @@ from dataclasses import dataclass, field
 from affine_ir import Operation
 from affine_ir.attributes import IntegerAttr
 from affine_ir.core import OP_REGISTRY
-from affine_ir.dialects.affine import (
-    AffineApplyOp,
-    AffineForOp,
-    AffineIfOp,
-    AffineLoadOp,
-    AffineMaxOp,
-    AffineMinOp,
-    AffineStoreOp,
-    AffineVectorLoadOp,
-    AffineVectorStoreOp,
-)
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMaxOp, AffineMinOp
 from affine_ir.dialects.arith import ConstantOp
-from affine_ir.rewrite import PatternRewriter, RewritePattern, patterns_of, register_folder
+from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.rewrite import PatternRewriter, RewritePattern, patterns_of, register_trait_folder
+from affine_ir.traits import Arithmetic
 from affine_ir.types import index
 from analysis.ranges import RangeContext
 
-from .canonicalize_fold import fold_op, make_constant, reassociation, swap_commutative
+from .canonicalize_fold import REASSOCIATED, fold_op, make_constant, reassociation, swap_commutative
 from .canonicalize_loops import (
     erase_unused_iter_args,
     fold_empty_loop,
@@ -64,8 +58,8 @@ __all__ = [
     "ReassociateConstants", "SimplifyLoopBounds", "canonicalization_patterns", "fold_arith",
 ]
 
-#: The affine memory accesses (their subscripts are maps over operands).
-ACCESS_OPS = (AffineLoadOp, AffineStoreOp, AffineVectorLoadOp, AffineVectorStoreOp)
+#: The affine memory accesses (their subscripts are maps over operands): the interface's ops.
+ACCESS_OPS = AffineAccessInterface
 
 #: How each map-valued op combines its results (see :data:`.canonicalize_maps.MapKind`).
 MAP_KINDS = {AffineApplyOp: "list", AffineMinOp: "min", AffineMaxOp: "max"}
@@ -103,7 +97,7 @@ class ReassociateConstants(RewritePattern):
     """``(x + c0) + c1 -> x + (c0 + c1)``, also with ``-`` inside and with ``*`` (exact with
     wrap-around): a new constant before the op, the op rewritten in place."""
 
-    root = (OP_REGISTRY["arith.addi"], OP_REGISTRY["arith.muli"])
+    root = REASSOCIATED
 
     def __init__(self, state: CanonicalizeState):
         self.state = state
@@ -128,7 +122,7 @@ class CanonicalizeMapValue(RewritePattern):
     """``affine.apply/min/max``: the canonical map (:func:`canonical_map`); then fold to a
     constant, to its one operand (an identity map), or (a min/max of one result) to an apply."""
 
-    root = (AffineApplyOp, AffineMinOp, AffineMaxOp)
+    root = tuple(MAP_KINDS)
 
     def __init__(self, state: CanonicalizeState):
         self.state = state
@@ -296,9 +290,9 @@ class FoldConstantIf(RewritePattern):
 #: The pattern classes of canonicalization, keyed by the (first) op class they apply to (their
 #: ``root`` says all of them); each is made with the run's :class:`CanonicalizeState`.
 PATTERN_FACTORIES: dict[type, list[Callable[[CanonicalizeState], RewritePattern]]] = {
-    OP_REGISTRY["arith.addi"]: [ReassociateConstants],
+    REASSOCIATED[0]: [ReassociateConstants],
     AffineApplyOp: [CanonicalizeMapValue],
-    AffineLoadOp: [CanonicalizeAccess],
+    AffineAccessInterface: [CanonicalizeAccess],
     AffineForOp: [SimplifyLoopBounds, EraseZeroTripLoop, PromoteSingleIterationLoop, FoldYieldOnlyLoop,
                   EraseUnusedIterArgs],
     AffineIfOp: [CanonicalizeIfCondition, FoldConstantIf],
@@ -315,10 +309,4 @@ def canonicalization_patterns(state: CanonicalizeState) -> list[RewritePattern]:
     return made + patterns_of(list(OP_REGISTRY.values()))
 
 
-def _register_folders() -> None:
-    for name, cls in OP_REGISTRY.items():
-        if name.startswith(("arith.", "math.")) and cls is not ConstantOp:  # the arith/math dialects by name
-            register_folder(cls, fold_arith)
-
-
-_register_folders()
+register_trait_folder(Arithmetic, fold_arith)

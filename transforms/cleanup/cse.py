@@ -8,8 +8,9 @@ equivalent when they have the same name, the same operands (in either order for
 commutative ops such as ``arith.addf``, as MLIR's ``OperationEquivalence`` hashes them),
 the same attributes (``0.0`` and ``-0.0`` differ) and the same result types.
 
-Only pure ops without regions are merged: ``arith``/``math`` ops, constants,
-``affine.apply/min/max``, ``memref.dim``... Loads are not: MLIR's CSE merges two loads when
+Only ops without regions and without memory effects are merged (``Pure`` ones: ``arith``/
+``math`` ops, constants, ``affine.apply/min/max``, ``memref.dim``...; operands in either order
+for ``Commutative`` ones); ops of unknown effects never. Loads are not: MLIR's CSE merges two loads when
 no op between them may write memory, here that is ``affine-scalrep``'s job (which knows
 the dependences). As MLIR's CSE, the pass also erases the trivially dead ops it finds
 (:func:`transforms.cleanup.dce.erase_trivially_dead_ops`); unlike it, chains of dead ops go in one
@@ -24,11 +25,13 @@ from dataclasses import dataclass
 from affine_ir import FuncOp, Operation
 from affine_ir.attributes import ArrayAttr, DenseAttr, FloatAttr
 from affine_ir.dialects.arith import COMMUTATIVE
+from affine_ir.traits import Commutative, IsolatedFromAbove, IsTerminator, KernelScope, is_memory_effect_free
 
 from ..pass_base import Pass, PassContext, register_pass
 from .dce import erase_trivially_dead_ops, is_trivially_dead
 
-__all__ = ["COMMUTATIVE", "CommonSubexpressionElimination", "eliminate_common_subexpressions", "equivalence_key"]
+__all__ = ["COMMUTATIVE", "CommonSubexpressionElimination", "eliminate_common_subexpressions", "equivalence_key",
+           "starts_empty_scope"]
 
 
 
@@ -50,14 +53,16 @@ def equivalence_key(op: Operation) -> tuple:
     same values. Values are keys themselves (they hash by identity); the operands of a
     commutative op are a multiset."""
     operands: tuple | frozenset = op.operands
-    if op.name in COMMUTATIVE:
+    if op.has_trait(Commutative):
         operands = frozenset(Counter(operands).items())
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attributes.items()))
     return (op.name, operands, attrs, tuple(r.type for r in op.results))
 
 
 def _is_candidate(op: Operation) -> bool:
-    return op.is_pure and not op.regions and not op.is_terminator and bool(op.results)
+    """An op CSE may merge: results, no regions, not a terminator, and no memory effect (MLIR's
+    ``isMemoryEffectFree``: reads are not merged, unknown effects never)."""
+    return bool(op.results) and not op.regions and not op.has_trait(IsTerminator) and is_memory_effect_free(op)
 
 
 def eliminate_common_subexpressions(op: Operation) -> int:
@@ -88,13 +93,15 @@ def eliminate_common_subexpressions(op: Operation) -> int:
     return merged + erase_trivially_dead_ops(op)
 
 
-#: Ops whose regions start an empty scope besides those isolated from above: a kernel keeps its
-#: own constants (MLIR's CSE would merge them with the host's; its kernel outlining sinks them back).
-SCOPE_BARRIERS = frozenset({"gpu.launch"})
+def starts_empty_scope(op: Operation) -> bool:
+    """Whether CSE looks up nothing from outside ``op`` in its regions: ``op`` is isolated from
+    above (``func.func``) or a kernel (``KernelScope``: ``gpu.launch`` keeps its own constants;
+    MLIR's CSE would merge them with the host's, its kernel outlining sinks them back)."""
+    return op.has_trait(IsolatedFromAbove) or op.has_trait(KernelScope)
 
 
 def _cse_regions(op: Operation, scope: ChainMap) -> int:
-    outer = ChainMap() if op.isolated_from_above or op.name in SCOPE_BARRIERS else scope
+    outer = ChainMap() if starts_empty_scope(op) else scope
     count = 0
     for region in op.regions:
         for block in region.blocks:

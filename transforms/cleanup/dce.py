@@ -28,19 +28,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation, Value
-from affine_ir.dialects import memref as memref_d
-from affine_ir.dialects.affine import AffineStoreOp, AffineVectorStoreOp
-from affine_ir.traits import has_only_read_effects, is_trivially_dead  # re-exported: their old home
+from affine_ir.interfaces import MemRefAccessInterface
+from affine_ir.traits import EffectKind, MemoryEffect, allocating_op, has_only_read_effects, is_trivially_dead
 
 from ..pass_base import Pass, PassContext, register_pass
 
+# has_only_read_effects and is_trivially_dead are re-exported from here, their old home.
 __all__ = ["DeadCodeElimination", "eliminate_dead_code", "erase_trivially_dead_ops", "has_only_read_effects",
            "erase_write_only_allocations", "is_trivially_dead", "write_only_allocations"]
-
-#: Ops that allocate their result (dead when the result is unused).
-ALLOCATIONS = (memref_d.AllocOp, memref_d.AllocaOp)
-#: Ops that write into the memref operand (``op.memref``) and read nothing.
-STORES = (AffineStoreOp, AffineVectorStoreOp, memref_d.StoreOp)
 
 
 def erase_trivially_dead_ops(root: Operation) -> int:
@@ -80,13 +75,14 @@ class WriteOnlyAllocation:
 
 def write_only_allocations(root: Operation) -> list[WriteOnlyAllocation]:
     """The allocations nested in ``root`` whose memref is never read and does not escape: every
-    use is the memref operand of a store (``affine.store``, ``affine.vector_store``,
-    ``memref.store``) or a ``memref.dealloc``. A memref passed to a call, returned, loaded
-    from, measured (``memref.dim``) or used by any other op is not listed."""
+    use is the memref operand of a store (a writing ``MemRefAccessInterface`` op: ``affine.store``,
+    ``affine.vector_store``, ``memref.store``) or an op whose one effect frees it (``memref.dealloc``).
+    A memref passed to a call, returned, loaded from, measured (``memref.dim``) or used by any
+    other op is not listed."""
     out = []
     for op in root.walk():
-        if isinstance(op, ALLOCATIONS):
-            found = _write_only_uses(op.result)
+        if len(op.results) == 1 and allocating_op(op.results[0]) is op:  # an ALLOCATE effect on its result
+            found = _write_only_uses(op.results[0])
             if found is not None:
                 out.append(WriteOnlyAllocation(op, *found))
     return out
@@ -96,13 +92,24 @@ def _write_only_uses(mem: Value) -> tuple[tuple[Operation, ...], tuple[Operation
     stores, deallocs = [], []
     for use in mem.uses:
         user = use.op
-        if isinstance(user, STORES) and use.index == user.memref_index:
+        if _is_store_into(user, use.index):
             stores.append(user)
-        elif isinstance(user, memref_d.DeallocOp):
+        elif _only_frees(user, mem):
             deallocs.append(user)
         else:
             return None
     return tuple(_unique(stores)), tuple(_unique(deallocs))
+
+
+def _is_store_into(op: Operation, operand_index: int) -> bool:
+    """Whether ``op`` is a store (a writing ``MemRefAccessInterface``) whose memref is its operand
+    ``operand_index``: it writes that memref and reads no memory."""
+    return isinstance(op, MemRefAccessInterface) and op.is_write and operand_index == op.memref_index
+
+
+def _only_frees(op: Operation, mem: Value) -> bool:
+    """Whether the one effect of ``op`` is to FREE ``mem`` (``memref.dealloc``)."""
+    return op.memory_effects() == (MemoryEffect(EffectKind.FREE, mem),)
 
 
 def _unique(ops: list[Operation]) -> list[Operation]:
