@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 # Associative and commutative combining ops and the reduction kind each performs.
+# op-name: a registry of MLIR's reduction kinds (arith::AtomicRMWKind spellings) keyed by the op that combines.
 REDUCTION_OPS = {f"arith.{k}": k for k in ("addf", "mulf", "addi", "muli", "maximumf", "minimumf", "maxnumf",
                                             "minnumf", "maxsi", "minsi", "maxui", "minui", "andi", "ori", "xori")}
 

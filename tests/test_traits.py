@@ -26,7 +26,6 @@ from affine_ir.dialects.affine import (
     AffineVectorLoadOp,
     AffineVectorStoreOp,
     AffineYieldOp,
-    _AccessOp,
 )
 from affine_ir.interfaces import (
     AffineAccessInterface,
@@ -380,7 +379,7 @@ def test_affine_accesses_answer_the_access_interface(sample_ops):
     for op in sample_ops:
         if isinstance(op, (AffineLoadOp, AffineVectorLoadOp, AffineStoreOp, AffineVectorStoreOp)):
             seen.add(op.name)
-            assert isinstance(op, AffineAccessInterface) and isinstance(op, _AccessOp)
+            assert isinstance(op, AffineAccessInterface)
             write = isinstance(op, (AffineStoreOp, AffineVectorStoreOp))
             assert isinstance(op, AffineWriteOpInterface) == write != isinstance(op, AffineReadOpInterface)
             assert op.map is op.attributes["map"] and op.map.num_results == op.memref.type.rank

@@ -17,9 +17,8 @@ from .affine_access import (
     AffineStoreOp,
     AffineVectorLoadOp,
     AffineVectorStoreOp,
-    _AccessOp,
 )
-from .affine_apply import AffineApplyOp, AffineMapValueOp, AffineMaxOp, AffineMinOp, _MapValueOp
+from .affine_apply import AffineApplyOp, AffineMapValueOp, AffineMaxOp, AffineMinOp
 from .affine_loops import AffineForOp, AffineIfOp, AffineYieldOp, ensure_yield
 from .affine_parallel import REDUCTIONS, AffineParallelOp
 from .affine_symbols import affine_scope, canonical_ssa_map, is_valid_dim, is_valid_symbol
@@ -27,6 +26,6 @@ from .affine_symbols import affine_scope, canonical_ssa_map, is_valid_dim, is_va
 __all__ = [
     "REDUCTIONS", "AffineApplyOp", "AffineMapValueOp", "AffineForOp", "AffineIfOp", "AffineLoadOp", "AffineMaxOp",
     "AffineMinOp", "AffineParallelOp", "AffineStoreOp", "AffineVectorLoadOp", "AffineVectorStoreOp",
-    "AffineYieldOp", "_AccessOp", "_MapValueOp", "affine_scope", "canonical_ssa_map", "ensure_yield",
+    "AffineYieldOp", "affine_scope", "canonical_ssa_map", "ensure_yield",
     "is_valid_dim", "is_valid_symbol",
 ]

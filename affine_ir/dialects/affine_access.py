@@ -11,9 +11,6 @@ from ..types import MemRefType, VectorType
 from ._simple import verify_element_type
 from .affine_symbols import canonical_ssa_map, check_map_operands
 
-#: The old name of :class:`affine_ir.interfaces.AffineAccessInterface`, kept for existing imports.
-_AccessOp = AffineAccessInterface
-
 
 class _AccessSyntax(AffineAccessInterface):
     """Shared text and checks of affine.load/store/vector_load/vector_store: a memref and an index map."""

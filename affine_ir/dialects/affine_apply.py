@@ -95,6 +95,3 @@ class AffineMaxOp(AffineMapValueOp):
     traits = frozenset({Pure})
     combine = staticmethod(max)
 
-
-#: The old (private) name of :class:`AffineMapValueOp`, kept for the modules that still use it.
-_MapValueOp = AffineMapValueOp
