@@ -213,8 +213,9 @@ def _run(args) -> int:
                 f"NVRTC {exe.image.kind} for {exe.image.arch}" if target == "cuda"
                 else "the CPU pipeline + LLVM IR + llvmlite JIT")
         _stage("compile", f"target {target}: {what}", t0)
-        func = exe.function if target == "cuda" else entry_function(module, args.fn)
-        inputs = _inputs(func, symbols, args.seed)
+        # sized on the program as written: after the GPU pipeline the loops that tie a ``?`` dim to an
+        # index argument are launches, and the accesses index by thread ids
+        inputs = _inputs(entry_function(module, args.fn), symbols, args.seed)
         run_args = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
         if args.check:  # first: a program the interpreter finds wrong must not run compiled
             t0 = time.perf_counter()
