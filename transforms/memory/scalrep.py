@@ -336,8 +336,8 @@ def eliminate_dead_stores(func: FuncOp, facts: _Facts | None = None, record: Rec
             s1, s2 = facts.modelled(store), facts.modelled(later)
             if s1 is None or s2 is None or facts.read_between(s1, s2) is not None:
                 continue
-            record("applied", store, f"erased a store to {value_name(store.memref)} overwritten by the store at "
-                                     f"{later.location} (dead store)")
+            record("applied", store, f"erased a store to {value_name(store.memref)} overwritten by the later store"
+                                     f"{at_location(later)} (dead store)")
             facts.erase(store)
             count += 1
             break
