@@ -65,6 +65,7 @@ def isl_budget(operations: int):
     try:
         yield
     except isl.Error as e:
+        # islpy binds no error code (isl_ctx_last_error): isl's own quota message is all it says
         if "operations" in str(e):
             raise BudgetExceeded(f"isl gave up after {operations} operations") from None
         raise
