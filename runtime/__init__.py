@@ -8,7 +8,8 @@
   is the same function.
 - The command-line entry points live in ``runtime.cli``.
 
-Errors: :class:`CompileError`, :class:`LaunchError`. Backends are imported on first use, so
+Errors: :class:`CompileError`, :class:`LaunchError`; a loop nest run on one GPU thread warns
+:class:`SequentialLaunchWarning` (:mod:`runtime.launch_warnings`). Backends are imported on first use, so
 ``affine-opt`` stays light.
 """
 
@@ -28,6 +29,7 @@ _LAZY = {
     "CudaError": ("runtime.cuda_driver", "CudaError"), "DeviceBuffer": ("runtime.cuda_driver", "DeviceBuffer"),
     "GPUUnavailableError": ("runtime.cuda_driver", "GPUUnavailableError"),
     "cuda_arrays": ("runtime.cuda_arrays", None),
+    "SequentialLaunchWarning": ("runtime.launch_warnings", "SequentialLaunchWarning"),
     "compile": ("runtime.compiler", "compile"), "resolve_target": ("runtime.compiler", "resolve_target"),
 }
 

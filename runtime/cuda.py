@@ -37,6 +37,7 @@ from transforms.pipelines import GPU_PIPELINE
 from .arg_checks import written_arguments
 from .entry import entry_function
 from .errors import CompileError, LaunchError
+from .launch_warnings import warn_sequential_launches
 
 __all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile"]
 
@@ -62,7 +63,10 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     ``fast_math=False`` in double rounded once, equal to the interpreter (see
     :func:`codegen.cuda.emit`); both with ``contract=False`` give the interpreter's results.
     Raises :class:`CompileError` (with the NVRTC log, options and numbered source) or
-    :class:`transforms.TransformError`."""
+    :class:`transforms.TransformError`. Warns (:class:`runtime.SequentialLaunchWarning`, once per
+    launch, naming the function, the nest's location and the dependence that forces it) for each
+    loop nest the pipeline had to run on one thread (a 1x1x1 launch); launches of top-level
+    statements without a loop get no warning."""
     from codegen import cuda as cuda_codegen
     from transforms import PassManager
 
@@ -77,6 +81,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     except cuda_codegen.EmitError as e:
         raise CompileError(e.message, e.location) from None
     image = nvrtc.compile_cuda(program.source, arch, ptx=ptx, options=options, name=f"{func.sym_name}.cu")
+    warn_sequential_launches(pm.trace.decisions)
     return CudaExecutable(mapped, func, program, image, pm.trace)
 
 

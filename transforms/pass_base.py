@@ -76,7 +76,9 @@ def option(default: Any, help: str, *, default_factory=None) -> Any:
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision of a pass: ``kind`` is ``"applied"``, ``"refused"`` or ``"note"``."""
+    """One decision of a pass: ``kind`` is ``"applied"``, ``"refused"`` or ``"note"``; ``detail``
+    a structured record of it for programs that read the trace (e.g. gpu-map's
+    :class:`~transforms.gpu.SequentialLaunch`), None for most decisions."""
 
     pass_name: str
     kind: str
@@ -84,6 +86,7 @@ class Decision:
     location: Location | None = None
     op_name: str = ""
     error: TransformError | None = field(default=None, compare=False, repr=False)
+    detail: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
@@ -97,9 +100,9 @@ class PassContext:
         self.pass_name = pass_name
         self.decisions: list[Decision] = []
 
-    def _record(self, kind: str, op: Operation | None, message: str, error=None) -> Decision:
+    def _record(self, kind: str, op: Operation | None, message: str, error=None, detail=None) -> Decision:
         d = Decision(self.pass_name, kind, message, op.location if op is not None else None,
-                     op.name if op is not None else "", error)
+                     op.name if op is not None else "", error, detail)
         self.decisions.append(d)
         return d
 
@@ -113,9 +116,10 @@ class PassContext:
             return self._record("refused", op, error.reason, error)
         return self._record("refused", op, error)
 
-    def note(self, op: Operation | None, message: str) -> Decision:
-        """Record a choice or a fact (e.g. ``tile sizes 64x64 from a 48 KiB working set``)."""
-        return self._record("note", op, message)
+    def note(self, op: Operation | None, message: str, detail: Any = None) -> Decision:
+        """Record a choice or a fact (e.g. ``tile sizes 64x64 from a 48 KiB working set``), with an
+        optional structured ``detail`` (see :class:`Decision`)."""
+        return self._record("note", op, message, detail=detail)
 
     @property
     def refusals(self) -> list[Decision]:

@@ -46,13 +46,14 @@ from .schedule_gpu import (
     schedule_contraction,
     split_reason,
 )
+from .sequential_launch import SequentialLaunch, sequential_launches
 
 __all__ = [
     "BandDim", "COMBINING_KINDS", "Contraction", "DEFAULT_BLOCK_SIZE", "DEFAULT_BLOCK_SIZES", "FunctionPlan",
     "GpuMap", "GpuMapReductions", "GpuSchedule", "HostPlan", "MAX_GRID", "MappedNest", "MappedRows", "NestPlan",
-    "RowPlan", "RowReduction", "TileConfig", "block_size_for", "check_block_sizes", "check_host_function",
-    "choose_schedule", "estimate_seconds", "map_function", "map_nest", "map_row_reductions", "map_rows",
-    "map_sequentially", "new_launch", "parallel_band", "partial_tile_reason", "plan_contraction", "plan_function",
-    "plan_nest", "plan_row_reductions", "privatize_allocs", "schedule_contraction", "split_reason",
-    "thread_per_row_reason",
+    "RowPlan", "RowReduction", "SequentialLaunch", "TileConfig", "block_size_for", "check_block_sizes",
+    "check_host_function", "choose_schedule", "estimate_seconds", "map_function", "map_nest", "map_row_reductions",
+    "map_rows", "map_sequentially", "new_launch", "parallel_band", "partial_tile_reason", "plan_contraction",
+    "plan_function", "plan_nest", "plan_row_reductions", "privatize_allocs", "schedule_contraction",
+    "sequential_launches", "split_reason", "thread_per_row_reason",
 ]

@@ -76,6 +76,7 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     plan_nest,
     privatize_allocs,
 )
+from .sequential_launch import SequentialLaunch
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
            "check_block_sizes", "check_host_function", "is_host_op", "map_function", "map_nest", "map_sequentially",
@@ -296,7 +297,7 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
     decisions go to ``ctx`` when given. Raises TransformError (``func`` unchanged) when the
     function cannot become a host function, or without ``ctx`` when a nest is refused; with
     ``ctx`` a refused nest (grid limits) stays as it is, the refusal is recorded, and the rest
-    is mapped."""
+    is mapped. Each 1x1x1 launch's note carries a :class:`SequentialLaunch` (``Decision.detail``)."""
     plan = plan_function(func, PASS)
     host = HostPlan(func.body)
     nests: list[NestPlan | TransformError | None] = []
@@ -320,11 +321,23 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
         if mapped.launch is not None:
             plan.place(unit, mapped.launch)
         out.append(mapped)
-        if ctx is not None:
-            record = ctx.applied if mapped.mapped else ctx.note
-            record(mapped.launch or unit.ops[0], mapped.describe())
+        if ctx is None:
+            continue
+        if mapped.mapped:
+            ctx.applied(mapped.launch, mapped.describe())
+        else:
+            ctx.note(mapped.launch or unit.ops[0], mapped.describe(), _sequential_record(func, unit, nest, mapped))
     plan.finish()
     return out
+
+
+def _sequential_record(func: FuncOp, unit: Unit, nest: NestPlan | None, mapped: MappedNest) -> SequentialLaunch | None:
+    """The record of ``unit``'s 1x1x1 launch (None when its nest was removed, running no iteration)."""
+    if mapped.launch is None:
+        return None
+    holds_loop = any(isinstance(x, LoopLikeOpInterface) for op in unit.ops for x in op.walk())
+    return SequentialLaunch(func.sym_name, unit.ops[0].location, mapped.sequential_reason,
+                            nest.dependence if nest is not None else None, holds_loop)
 
 
 @register_pass

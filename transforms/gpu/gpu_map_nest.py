@@ -30,8 +30,8 @@ from ..errors import TransformError
 from ..loop_utils import value_name
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan", "allocates_result",
-           "check_block_sizes", "default_block_sizes", "frees_memory", "map_nest", "map_sequentially", "new_launch",
-           "parallel_band", "plan_nest", "privatize_allocs"]
+           "band_and_blocker", "check_block_sizes", "default_block_sizes", "frees_memory", "map_nest",
+           "map_sequentially", "new_launch", "parallel_band", "plan_nest", "privatize_allocs"]
 
 PASS = "gpu-map"
 
@@ -229,6 +229,15 @@ def parallel_band(op: Operation, is_host_value=None, gpu: GPUTarget = DEFAULT_GP
     only host values (``is_host_value``; default: values of the enclosing function's top level
     and its arguments), and why it stops there (also where a step times a block of ``gpu``'s
     most threads would pass 64 bits)."""
+    band, why, _dependence = band_and_blocker(op, is_host_value, gpu)
+    return band, why
+
+
+def band_and_blocker(op: Operation, is_host_value=None,
+                     gpu: GPUTarget = DEFAULT_GPU) -> tuple[list[BandDim], str, analysis.Dependence | None]:
+    """:func:`parallel_band` and the dependence that ends the band: the one
+    :func:`analysis.parallel_decision` names as carried by the first loop that is not parallel
+    (None when something else ends it)."""
     if is_host_value is None:
         is_host_value = host_value_checker(op.parent)
     band: list[BandDim] = []
@@ -236,29 +245,29 @@ def parallel_band(op: Operation, is_host_value=None, gpu: GPUTarget = DEFAULT_GP
     while True:
         if isinstance(cur, AffineForOp):
             if cur.iter_args:
-                return band, f"{value_name(cur.induction_var)} has iter_args"
+                return band, f"{value_name(cur.induction_var)} has iter_args", None
             try:
                 decision = analysis.parallel_decision(cur)
             except Exception as e:  # noqa: BLE001  (an analysis limit: the loop stays sequential)
-                return band, f"{value_name(cur.induction_var)}: no dependence analysis ({e})"
+                return band, f"{value_name(cur.induction_var)}: no dependence analysis ({e})", None
             if not decision.parallel:
-                return band, f"{value_name(cur.induction_var)} is not parallel: {decision.reason}"
+                return band, f"{value_name(cur.induction_var)} is not parallel: {decision.reason}", decision.dependence
         elif isinstance(cur, AffineParallelOp):
             if cur.results:
-                return band, f"the affine.parallel of ({', '.join(map(value_name, cur.ivs))}) has reductions"
+                return band, f"the affine.parallel of ({', '.join(map(value_name, cur.ivs))}) has reductions", None
         else:
-            return band, f"'{cur.name}' is not a loop"
+            return band, f"'{cur.name}' is not a loop", None
         dims = band_dims(cur)
         for d in dims:
             bad = next((v for v in d.operands if not is_host_value(v)), None)
             if bad is not None:
-                return band, f"the bounds of {d.name} use {value_name(bad)}, which is not a host value"
+                return band, f"the bounds of {d.name} use {value_name(bad)}, which is not a host value", None
             if d.step * gpu.max_threads_per_block > INT64_MAX:  # a thread's IV (block id * threads + thread id) * step
-                return band, f"the step of {d.name} ({d.step}) times a block of threads passes 64 bits"
+                return band, f"the step of {d.name} ({d.step}) times a block of threads passes 64 bits", None
         band += dims
         body = [o for o in cur.body.ops if not isinstance(o, AffineYieldOp)]
         if len(body) != 1 or not isinstance(body[0], LoopLikeOpInterface):
-            return band, "the band ends (imperfect nest or innermost loop)"
+            return band, "the band ends (imperfect nest or innermost loop)", None
         cur = body[0]
 
 
@@ -348,7 +357,8 @@ def _limits_text(dims: Sequence[int]) -> str:
 class NestPlan:
     """What :func:`map_nest` will do with a nest (computed by :func:`plan_nest`, nothing changed):
     its parallel ``band`` and why it stops there, the ``outer`` band loops left sequential, the
-    mapped loops ``axes`` (x first), their block sizes and constant grid sizes (None: symbolic)."""
+    mapped loops ``axes`` (x first), their block sizes and constant grid sizes (None: symbolic),
+    and the ``dependence`` that ends the band when one does (see :func:`band_and_blocker`)."""
 
     op: Operation
     band: list[BandDim]
@@ -357,6 +367,7 @@ class NestPlan:
     axes: list[BandDim] = field(default_factory=list)
     block: list[int] = field(default_factory=list)
     grid: list[int | None] = field(default_factory=list)
+    dependence: analysis.Dependence | None = None
 
 
 def plan_nest(op: Operation, block_sizes: Sequence[int] = (), is_host_value=None,
@@ -365,8 +376,8 @@ def plan_nest(op: Operation, block_sizes: Sequence[int] = (), is_host_value=None
     when a constant grid size exceeds ``gpu``'s limits or the block is not valid. Changes nothing."""
     if block_sizes:
         check_block_sizes(block_sizes, gpu)
-    band, why = parallel_band(op, is_host_value, gpu)
-    plan = NestPlan(op, band, why)
+    band, why, dependence = band_and_blocker(op, is_host_value, gpu)
+    plan = NestPlan(op, band, why, dependence=dependence)
     if not band or any(d.trip_count == 0 for d in band):
         return plan
     n = min(3, len(band))
