@@ -11,7 +11,9 @@ Stages printed with their times: parse (or build), compile (the target's default
 interpreter (programs up to ``--interpret-limit`` memref elements) or else the CPU backend,
 ``--bench`` the median time of ``--repeat`` calls. Exit status 1 when the check fails, 2 for
 bad input (a parse error names ``file:line:col``; a bad flag is named as argparse does; an
-access out of bounds names the op, the memref and isl's witness).
+access out of bounds names the op, the memref and isl's witness). On ``cuda`` each loop nest the
+GPU pipeline must run on one thread (a 1x1x1 launch) is reported on stderr as
+``file:line:col: warning: @f: the loop nest runs on one GPU thread ...: <the dependence>``.
 
 Inputs: an index argument takes its ``--sym`` value (default 64); a ``?`` dim of a memref
 argument takes the value of the index argument whose loop ranges over it
@@ -28,6 +30,7 @@ import argparse
 import inspect
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -38,6 +41,7 @@ from .bounds_guard import BoundsCompileError, BoundsLaunchError
 from .compiler import TARGETS, compile, resolve_target
 from .entry import entry_function
 from .errors import CompileError, LaunchError
+from .launch_warnings import SequentialLaunchWarning
 
 
 class _UsageError(ValueError):
@@ -200,6 +204,20 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def _compile_reporting_sequential_launches(module, target: str, fn: str | None):
+    """``compile(module, target, fn=fn)``, printing each :class:`SequentialLaunchWarning` on stderr as
+    ``file:line:col: warning: ...`` (other warnings are shown as Python shows them)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exe = compile(module, target, fn=fn)
+    for w in caught:
+        if isinstance(w.message, SequentialLaunchWarning):
+            print(w.message.launch.diagnostic, file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    return exe
+
+
 def _run(args) -> int:
     symbols = _symbols(args.sym)
     try:
@@ -208,7 +226,7 @@ def _run(args) -> int:
         _stage("parse", f"{len(module.functions)} function(s)", t0)
         target = resolve_target(args.target)
         t0 = time.perf_counter()
-        exe = compile(module, target, fn=args.fn)
+        exe = _compile_reporting_sequential_launches(module, target, args.fn)
         what = (f"the GPU pipeline + CUDA C ({len(exe.kernels)} kernels, {len(exe.source.splitlines())} lines) + "
                 f"NVRTC {exe.image.kind} for {exe.image.arch}" if target == "cuda"
                 else "the CPU pipeline + LLVM IR + llvmlite JIT")

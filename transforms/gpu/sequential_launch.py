@@ -39,9 +39,19 @@ class SequentialLaunch:
     @property
     def message(self) -> str:
         """``@f: the loop nest at LOC runs on one GPU thread (a 1x1x1 launch): REASON``."""
+        return self.describe(located=True)
+
+    def describe(self, located: bool = True) -> str:
+        """:attr:`message`, without `` at LOC`` when not ``located`` (a diagnostic prefixed by it)."""
         what = "loop nest" if self.holds_loop else "statements"
-        where = f" at {self.location}" if self.location else ""
+        where = f" at {self.location}" if located and self.location else ""
         return f"@{self.function}: the {what}{where} runs on one GPU thread (a 1x1x1 launch): {self.reason}"
+
+    @property
+    def diagnostic(self) -> str:
+        """``LOC: warning: @f: the loop nest runs on one GPU thread ...``, as compilers print warnings."""
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}warning: {self.describe(located=False)}"
 
 
 def sequential_launches(decisions: Iterable) -> list[SequentialLaunch]:
