@@ -82,7 +82,7 @@ __all__ = [
     "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "ExactFold", "Involution",
     "LEGACY_FLAGS", "TraitFlag",
     "collect_traits",
-    "trait_closure", "has_only_read_effects", "is_memory_effect_free",
+    "trait_closure", "has_only_read_effects", "is_memory_effect_free", "only_allocates_results", "only_frees_memory",
     "is_trivially_dead", "nested_memory_effects", "read_values", "would_be_trivially_dead", "written_values",
     "allocating_op", "frees",
 ]
@@ -332,6 +332,17 @@ def allocating_op(value: Value) -> Operation | None:
         return None
     effects = owner.memory_effects() or ()
     return owner if any(e.kind is EffectKind.ALLOCATE and e.value is value for e in effects) else None
+
+
+def only_frees_memory(op: Operation) -> bool:
+    """Whether ``op`` has memory effects and every one frees memory (``memref.dealloc``)."""
+    effects = op.memory_effects()
+    return bool(effects) and all(e.kind is EffectKind.FREE for e in effects)
+
+
+def only_allocates_results(op: Operation) -> bool:
+    """Whether the only memory effects of ``op`` allocate its results (``memref.alloc/alloca``)."""
+    return bool(op.results) and op.memory_effects() == tuple(MemoryEffect(EffectKind.ALLOCATE, r) for r in op.results)
 
 
 def frees(op: Operation, value: Value) -> bool:

@@ -20,7 +20,7 @@ from affine_ir.core import Operation, Value
 from affine_ir.dialects.affine_apply import AffineMapValueOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocaOp
-from affine_ir.traits import ConstantLike, EffectKind, IsTerminator, MemoryEffect, ReturnLike
+from affine_ir.traits import ConstantLike, IsTerminator, ReturnLike, only_allocates_results, only_frees_memory
 
 __all__ = ["HostRole", "host_role", "host_value", "launches_of"]
 
@@ -48,9 +48,9 @@ def host_role(op: Operation) -> HostRole | None:
     effects = op.memory_effects()
     if not effects:
         return None
-    if effects == tuple(MemoryEffect(EffectKind.ALLOCATE, r) for r in op.results) and not isinstance(op, AllocaOp):
+    if only_allocates_results(op) and not isinstance(op, AllocaOp):
         return HostRole.ALLOCATE
-    if all(e.kind is EffectKind.FREE for e in effects):
+    if only_frees_memory(op):
         return HostRole.FREE
     return None
 

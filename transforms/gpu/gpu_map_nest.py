@@ -22,7 +22,12 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
-from affine_ir.traits import AffineMapValue, ConstantLike, EffectKind, MemoryEffect
+from affine_ir.traits import (
+    AffineMapValue,
+    ConstantLike,
+    only_allocates_results,
+    only_frees_memory,
+)
 from affine_ir.types import INT64_MAX, MemRefType, index, memref
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
@@ -121,16 +126,9 @@ def ceil_div(a: int, b: int) -> int:
 
 
 # -- the host side ----------------------------------------------------------------------------------------------
-def frees_memory(op: Operation) -> bool:
-    """Whether every memory effect of ``op`` frees memory, and it has one (``memref.dealloc``):
-    a host function keeps it on the host."""
-    effects = op.memory_effects()
-    return bool(effects) and all(e.kind is EffectKind.FREE for e in effects)
-
-
-def allocates_result(op: Operation) -> bool:
-    """Whether the only memory effects of ``op`` allocate its results (``memref.alloc/alloca``)."""
-    return bool(op.results) and op.memory_effects() == tuple(MemoryEffect(EffectKind.ALLOCATE, r) for r in op.results)
+#: The names gpu-map used before the queries moved to affine_ir.traits.
+frees_memory = only_frees_memory
+allocates_result = only_allocates_results
 
 
 def host_value_checker(body: Block):
