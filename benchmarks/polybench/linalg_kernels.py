@@ -1,0 +1,1 @@
+"""PolyBench linalg_kernels kernels."""

@@ -1,0 +1,1 @@
+"""PolyBench medley kernels."""

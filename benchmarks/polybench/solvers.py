@@ -1,0 +1,1 @@
+"""PolyBench solvers kernels."""
