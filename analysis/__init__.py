@@ -56,6 +56,7 @@ from .loops import (
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .permutation import permutation_violation
+from .privatization import PrivateScope, private_scope
 from .ranges import RangeContext
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
 from .slices import ComputationSlice, SliceError, SliceErrorKind, compute_slice
@@ -70,7 +71,7 @@ __all__ = [
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
     "iter_arg_reduction", "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision",
-    "perfect_band",
+    "perfect_band", "PrivateScope", "private_scope",
     "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_identity", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
 ]

@@ -37,6 +37,7 @@ from typing import Any
 import islpy as isl
 
 from affine_ir import FuncOp, Operation, Value
+from affine_ir.traits import allocating_op
 
 from .isl_bridge import Scop, Statement, UnsupportedError, enclosing_loops, is_affine_region_op, is_scop_root
 from .isl_results import int_val, val_to_int
@@ -247,7 +248,7 @@ class DependenceAnalysis:
         loops = s.loops[:c]
         before = self.scop.before_in_text(s, t)
         exact = s.is_affine and t.is_affine and not (s.in_unknown_region or t.in_unknown_region)
-        levels = self._levels(s, t, c, before, exact)
+        levels = self._levels(s, t, c, before, exact, fresh_depth(s.memref, loops))
         if not levels:
             return None
         comps = tuple(_components(m, d, c) if exact else _may_components(d, c) for d, m in levels)
@@ -256,9 +257,11 @@ class DependenceAnalysis:
                           tuple(lp.op for lp in loops), tuple(d for d, _ in levels), comps, exact,
                           reduce(isl.Map.union, maps), maps, self._params)
 
-    def _levels(self, s: Statement, t: Statement, c: int, before: bool, exact: bool) -> list[tuple[int, isl.Map]]:
+    def _levels(self, s: Statement, t: Statement, c: int, before: bool, exact: bool,
+                fresh: int = 0) -> list[tuple[int, isl.Map]]:
         """(depth, pairs at that depth) for each depth with pairs; for a may-dependence, every
-        depth the ordering allows, with all ordered pairs of the domains."""
+        depth the ordering allows, with all ordered pairs of the domains. No pair lies at a depth
+        ``<= fresh`` (the memref is allocated anew in each iteration of those loops)."""
         if exact:
             rel = s.access.apply_range(t.access.reverse())
         else:
@@ -271,13 +274,30 @@ class DependenceAnalysis:
         levels = []
         for k in range(c):
             at = rel.order_lt(_DT.in_, k, _DT.out, k)
-            if not exact or not at.is_empty():
+            if k < fresh:
+                pass  # another iteration of loop k + 1 touches another buffer
+            elif not exact or not at.is_empty():
                 levels.append((k + 1, at))
             rel = rel.equate(_DT.in_, k, _DT.out, k)
         if (before or (not exact and s.in_unknown_region and t.in_unknown_region)) and \
                 (not exact or not rel.is_empty()):
             levels.append((c + 1, rel))
         return levels
+
+
+def fresh_depth(memref: Value, loops) -> int:
+    """How many of ``loops`` (LoopInfo, outermost first) enclose the op that allocates
+    ``memref`` (a ``memref.alloc``/``alloca`` in their bodies): each iteration of those loops
+    allocates a buffer of its own, so no dependence through ``memref`` crosses their iterations."""
+    owner = memref.owner
+    if not isinstance(owner, Operation) or allocating_op(memref) is None:
+        return 0
+    n = 0
+    for lp in loops:
+        if not lp.op.is_ancestor_of(owner):
+            break
+        n += 1
+    return n
 
 
 def _context(scop: Scop, root: Operation) -> isl.Set:

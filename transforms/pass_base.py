@@ -52,6 +52,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-loop-unroll": "loops.unroll",
     "affine-loop-unroll-jam": "loops.unroll_jam",
     "affine-scalrep": "memory.scalrep",
+    "affine-privatize": "memory.privatize",
     "affine-loop-invariant-code-motion": "loops.licm",
     "affine-data-copy-generate": "memory.copy_generation",
     "affine-parallelize": "loops.parallelize",

@@ -1,4 +1,5 @@
-"""Memory passes: ``affine-scalrep`` (scalar replacement), ``affine-data-copy-generate`` (on-chip copies)."""
+"""Memory passes: ``affine-privatize`` (one buffer per loop iteration), ``affine-scalrep`` (scalar
+replacement), ``affine-data-copy-generate`` (on-chip copies)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .copy_generation_nests import (
     iv_ranges,
     rewrite_access,
 )
+from .privatize import Privatize, privatize_buffers, sink_allocation
 from .scalrep import (
     ScalarReplacement,
     ScalrepCounts,
@@ -27,7 +29,8 @@ from .scalrep import (
 
 __all__ = [
     "ACCESS_OPS", "AffineDataCopyGenerate", "CopyBounds", "CopyBuffer", "CopyResult", "ScalarReplacement",
-    "ScalrepCounts", "build_copy_nest", "compact_map", "copy_bounds", "eliminate_dead_stores",
+    "ScalrepCounts", "Privatize", "privatize_buffers", "sink_allocation",
+    "build_copy_nest", "compact_map", "copy_bounds", "eliminate_dead_stores",
     "eliminate_redundant_loads", "forward_stores", "generate_copies", "iv_ranges", "parse_memory_space",
     "promote_reduction", "promote_reductions_to_iter_args", "remove_dead_allocs", "replace_scalars",
     "rewrite_access", "same_element",
