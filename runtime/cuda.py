@@ -186,13 +186,16 @@ class CudaExecutable:
         return self._functions[spec.name]
 
     def _run_host(self, values: dict, temporaries: list, drv, keep_temporaries: bool = False) -> None:
-        """Execute the host function: host values, allocations, launches. ``keep_temporaries``
-        (for :meth:`bind`): ``memref.dealloc`` frees nothing, the caller frees the temporaries
-        after the last launch."""
-        from codegen.cuda import HostRole, host_role, host_value
-
+        """Execute the host function: host values, allocations, launches, host loops of them.
+        ``keep_temporaries`` (for :meth:`bind`): ``memref.dealloc`` frees nothing, the caller
+        frees the temporaries after the last launch."""
         specs = {k.launch: k for k in self.kernels}
-        for op in self.function.body.ops:
+        self._run_ops(self.function.body.ops, specs, values, temporaries, drv, keep_temporaries)
+
+    def _run_ops(self, ops, specs: dict, values: dict, temporaries: list, drv, keep_temporaries: bool) -> None:
+        from codegen.cuda import HostRole, host_loop_range, host_role, host_value
+
+        for op in ops:
             role = host_role(op)
             if role is HostRole.VALUE:
                 values[op.results[0]] = host_value(op, values)
@@ -210,6 +213,10 @@ class CudaExecutable:
                     buf.free()
             elif role is HostRole.LAUNCH:
                 self._launch(specs[op], op, values, drv)
+            elif role is HostRole.LOOP:
+                for iv in host_loop_range(op, values):
+                    values[op.induction_var] = iv
+                    self._run_ops(op.body.ops, specs, values, temporaries, drv, keep_temporaries)
 
     def _launch(self, spec, op: Operation, values: dict, drv) -> None:
         grid = tuple(int(values[v]) for v in op.grid_size)

@@ -2,7 +2,8 @@
 
 Input: the output of ``gpu-map`` -- host functions whose top level holds only ``arith.constant``,
 ``affine.apply/min/max`` of host index values, ``memref.alloc/dealloc`` (global memory),
-``gpu.launch`` and ``return``. Each ``gpu.launch`` becomes an ``extern "C" __global__`` function
+``gpu.launch``, loops of those (``affine.for`` without iter_args: the host runs them) and
+``return``. Each ``gpu.launch`` becomes an ``extern "C" __global__`` function
 ``<function>_kernel<k>`` (``k`` counts the launches of one function); its body may hold
 ``affine.for/if/apply/min/max/load/store``, ``memref.load/store/dim``, ``memref.alloc`` in
 ``#gpu.address_space<workgroup>`` (static shape: a ``__shared__`` array hoisted to the kernel's
@@ -50,9 +51,9 @@ constants are inlined, affine expressions are printed as such (``A[i * 64 + j]``
 from __future__ import annotations
 
 from .errors import EmitError
-from .host import HostRole, host_role, host_value, launches_of
+from .host import HostRole, host_loop_range, host_role, host_value, launches_of
 from .module import emit
 from .program import CudaProgram, KernelParam, KernelSpec
 
-__all__ = ["CudaProgram", "EmitError", "HostRole", "KernelParam", "KernelSpec", "emit", "host_role", "host_value",
-           "launches_of"]
+__all__ = ["CudaProgram", "EmitError", "HostRole", "KernelParam", "KernelSpec", "emit", "host_loop_range", "host_role",
+           "host_value", "launches_of"]

@@ -8,6 +8,9 @@ host side (:mod:`runtime.cuda`) runs these, in order, around the kernel launches
   a ``memref.alloca`` lives on a stack the host has not got);
 - ``FREE``: an op whose effects free memory only (``memref.dealloc``);
 - ``LAUNCH``: a ``gpu.launch``, printed as a kernel;
+- ``LOOP``: an ``affine.for`` without iter_args whose body holds only these ops (a loop of
+  launches: ``gpu-map`` keeps a loop carrying a dependence on the host when nests inside it are
+  parallel), its terminator aside; the host runs its iterations in order;
 - ``RETURN``: the terminator returning to the caller (``func.return``).
 """
 
@@ -17,12 +20,13 @@ import enum
 from collections.abc import Mapping, Sequence
 
 from affine_ir.core import Operation, Value
+from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.affine_apply import AffineMapValueOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocaOp
 from affine_ir.traits import ConstantLike, IsTerminator, ReturnLike, only_allocates_results, only_frees_memory
 
-__all__ = ["HostRole", "host_role", "host_value", "launches_of"]
+__all__ = ["HostRole", "host_loop_range", "host_role", "host_value", "launches_of"]
 
 
 class HostRole(enum.Enum):
@@ -32,6 +36,7 @@ class HostRole(enum.Enum):
     ALLOCATE = "allocate"
     FREE = "free"
     LAUNCH = "launch"
+    LOOP = "loop"
     RETURN = "return"
 
 
@@ -45,6 +50,9 @@ def host_role(op: Operation) -> HostRole | None:
         return HostRole.LAUNCH
     if op.has_trait(IsTerminator) and op.has_trait(ReturnLike):
         return HostRole.RETURN
+    if isinstance(op, AffineForOp):
+        body = [x for x in op.body.ops if not x.has_trait(IsTerminator)]
+        return HostRole.LOOP if not op.iter_args and all(host_role(x) is not None for x in body) else None
     effects = op.memory_effects()
     if not effects:
         return None
@@ -64,5 +72,22 @@ def host_value(op: Operation, values: Mapping[Value, int | float]) -> int | floa
 
 
 def launches_of(ops: Sequence[Operation]) -> list[LaunchOp]:
-    """The kernel launches among ``ops``, in order."""
-    return [op for op in ops if isinstance(op, LaunchOp)]
+    """The kernel launches among ``ops`` and in the host loops among them, in program order."""
+    out: list[LaunchOp] = []
+    for op in ops:
+        if isinstance(op, LaunchOp):
+            out.append(op)
+        elif host_role(op) is HostRole.LOOP:
+            out += launches_of(op.body.ops)
+    return out
+
+
+def host_loop_range(op: AffineForOp, values: Mapping[Value, int | float]) -> range:
+    """The iterations of the host loop ``op``, its bound operands having ``values``."""
+    def bounds(m, operands) -> tuple[int, ...]:
+        vals = [int(values[v]) for v in operands]
+        return m.evaluate(vals[: m.num_dims], vals[m.num_dims:])
+
+    lo = max(bounds(op.lower_bound_map, op.lower_bound_operands))
+    hi = min(bounds(op.upper_bound_map, op.upper_bound_operands))
+    return range(lo, hi, op.step)

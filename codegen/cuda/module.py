@@ -4,11 +4,13 @@ one CUDA C translation unit, with the launch metadata the runtime needs."""
 from __future__ import annotations
 
 from affine_ir.core import Operation, Value
+from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.names import unique_name
+from affine_ir.traits import IsTerminator
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
 
 from .errors import EmitError
@@ -100,20 +102,28 @@ def _returned_value_error(f: FuncOp, ret: Operation) -> EmitError:
 
 
 def _check_host(f: FuncOp) -> None:
-    """Only what the host runs may stay at a host function's top level; no results."""
+    """Only what the host runs may stay at a host function's top level (and in its host loops); no results."""
     ops = list(f.body.ops)
     if ops and host_role(ops[-1]) is HostRole.RETURN and ops[-1].operands:
         raise _returned_value_error(f, ops[-1])
+    _check_host_ops(f, ops)
+
+
+def _check_host_ops(f: FuncOp, ops) -> None:
     for op in ops:
         role = host_role(op)
+        if role is None and isinstance(op, AffineForOp) and not op.iter_args:
+            _check_host_ops(f, [x for x in op.body.ops if not x.has_trait(IsTerminator)])  # names the op inside
         if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
                             "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
                             "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
-                            "gpu.launch and return may stay on the host", op.location)
+                            "gpu.launch, loops of those and return may stay on the host", op.location)
         if role is HostRole.ALLOCATE and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
                             f"{op.results[0].type}", op.location)
+        if role is HostRole.LOOP:
+            _check_host_ops(f, [x for x in op.body.ops if not x.has_trait(IsTerminator)])
 
 
 def _block_size(launch: Operation) -> tuple[int, int, int]:
@@ -147,10 +157,19 @@ def _host_values(launch: Operation) -> list[Value]:
 
 
 def _definition_order(f: FuncOp) -> dict[Value, int]:
+    """The host values of ``f`` in the order the host defines them (arguments, then the results
+    and IVs at the top level and in host loops)."""
     order: dict[Value, int] = {a: k for k, a in enumerate(f.args)}
-    for op in f.body.ops:
-        for r in op.results:
-            order[r] = len(order)
+
+    def visit(ops) -> None:
+        for op in ops:
+            for r in op.results:
+                order[r] = len(order)
+            if host_role(op) is HostRole.LOOP:
+                order[op.induction_var] = len(order)
+                visit(op.body.ops)
+
+    visit(f.body.ops)
     return order
 
 

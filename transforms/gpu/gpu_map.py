@@ -45,6 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation, Value
+from affine_ir.core import Block
+from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
@@ -65,6 +67,7 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     HostPlan,
     MappedNest,
     NestPlan,
+    band_and_blocker,
     band_dims,
     ceil_div,
     check_block_sizes,
@@ -106,26 +109,41 @@ class Unit:
 
 
 class FunctionPlan:
-    """How the top level of a function splits into launches (see :func:`plan_function`)."""
+    """How the top level of a function (or the body of a loop kept on the host: ``body``) splits
+    into launches (see :func:`plan_function`)."""
 
-    def __init__(self, func: FuncOp, kinds: dict[Operation, str], units: list[Unit]):
+    def __init__(self, func: FuncOp, kinds: dict[Operation, str], units: list[Unit], body: Block | None = None):
         self.func = func
         self.kinds = kinds
         self.units = units
+        self.body = body if body is not None else func.body
+        self.outer: FunctionPlan | None = None  # the plan of the block holding this host loop
+        self.host: HostPlan | None = None  # where its host values are made (set when it is mapped)
+
+    def _scopes(self) -> list[FunctionPlan]:
+        """This plan and the plans of the blocks around it, outermost first."""
+        out: list[FunctionPlan] = []
+        plan: FunctionPlan | None = self
+        while plan is not None:
+            out.append(plan)
+            plan = plan.outer
+        return out[::-1]
 
     def place(self, unit: Unit, launch: LaunchOp) -> None:
         """After ``unit``'s ops moved into ``launch``: the host ops that were between them go before
         it (deallocs after it), and the re-materializable values it uses are cloned into it."""
         body = launch.body
         for op in unit.span:
-            if op.parent is self.func.body and not frees_memory(op) and op is not launch:
+            if op.parent is self.body and not frees_memory(op) and op is not launch:
                 op.detach()
-                self.func.body.insert_before(launch, op)
+                self.body.insert_before(launch, op)
         needed: set[Operation] = set()
+        scopes = self._scopes()
+        remat = {op for plan in scopes for op, kind in plan.kinds.items() if kind == _REMAT}
 
         def need(v: Value) -> None:
             owner = v.owner
-            if isinstance(owner, Operation) and self.kinds.get(owner) == _REMAT and owner not in needed:
+            if isinstance(owner, Operation) and owner in remat and owner not in needed:
                 needed.add(owner)
                 for w in owner.operands:
                     need(w)
@@ -136,7 +154,7 @@ class FunctionPlan:
                     need(v)
         mapping: dict[Value, Value] = {}
         k = 0
-        for op in self.func.body.ops:
+        for op in [x for plan in scopes for x in plan.body.ops]:
             if op in needed:
                 clone = op.clone(mapping)
                 body.insert(k, clone)
@@ -149,7 +167,7 @@ class FunctionPlan:
 
     def finish(self) -> None:
         """Erase the re-materializable ops no longer used on the host."""
-        for op in reversed(list(self.func.body.ops)):
+        for op in reversed(list(self.body.ops)):
             if self.kinds.get(op) == _REMAT and not any(r.uses for r in op.results):
                 op.erase()
 
@@ -163,13 +181,27 @@ def is_host_op(op: Operation, is_host_value) -> bool:
         return True
     if op.has_trait(ReturnLike):
         return not op.operands
+    if isinstance(op, AffineForOp):
+        return is_host_loop(op, is_host_value)
     return (op.has_trait(AffineMapValue) or isinstance(op, AllocOp)) and all(map(is_host_value, op.operands))
 
 
-def _classify(func: FuncOp, pass_name: str) -> dict[Operation, str]:
-    is_host = host_value_checker(func.body)
+def is_host_loop(op: Operation, is_host_value) -> bool:
+    """Whether ``op`` is a loop the host runs (what :func:`map_function` keeps on the host: a loop of
+    launches): an ``affine.for`` without iter_args whose bounds are host values and whose body
+    holds only host ops (launches, host index values, other host loops)."""
+    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
+        return False
+    inner = host_value_checker(op.body, is_host_value)
+    return any(isinstance(x, LaunchOp) for x in op.walk()) and all(
+        is_host_op(x, inner) for x in op.body.ops)
+
+
+def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=None) -> dict[Operation, str]:
+    body = body if body is not None else func.body
+    is_host = is_host or host_value_checker(body)
     kinds: dict[Operation, str] = {}
-    for op in func.body.ops:
+    for op in body.ops:
         where = f" at {op.location}" if op.location else ""
         if op.has_trait(ReturnLike) and op.operands:
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: it returns values (a host function "
@@ -178,43 +210,53 @@ def _classify(func: FuncOp, pass_name: str) -> dict[Operation, str]:
             bad = next(v for v in op.operands if not is_host(v))
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: the size {value_name(bad)} of "
                                             f"'{op.name}'{where} is not a host value", location=op.location)
-        if isinstance(op, LaunchOp):
+        if isinstance(op, LaunchOp) or (isinstance(op, AffineForOp) and is_host_loop(op, is_host)):
             kind = _LAUNCH
+        elif op.has_trait(ReturnLike) and body is not func.body:  # a host loop's affine.yield
+            kind = _HOST
         elif is_host_op(op, is_host):
             kind = _HOST
         elif op.is_pure and not op.regions and all(
-                v.owner is func.body or kinds.get(v.owner) in (_HOST, _REMAT) for v in op.operands):
+                v.owner is func.body or v.owner is body or is_host(v) or kinds.get(v.owner) in (_HOST, _REMAT)
+                for v in op.operands):
             kind = _REMAT
         else:
             kind = _COMPUTE
         kinds[op] = kind
-    _check_kernel_ops(func, pass_name)
+    if body is func.body:
+        _check_kernel_ops(func, pass_name, kinds)
     return kinds
 
 
-def _check_kernel_ops(func: FuncOp, pass_name: str) -> None:
+def _check_kernel_ops(func: FuncOp, pass_name: str, kinds: dict[Operation, str]) -> None:
     """TransformError for the first op (in walk order) of unknown effects that gpu-map would move
     into a kernel (a call, an unregistered op: it may do anything) and for a ``gpu.launch`` below
-    the top level; the ops in a top-level launch are kernel code already and stay as they are."""
-    kernel_code = {x for op in func.body.ops if isinstance(op, LaunchOp) for x in op.walk() if x is not op}
+    the top level outside loops kept on the host; the ops in those launches are kernel code
+    already and stay as they are."""
+    mapped = [op for op in func.body.ops if kinds.get(op) == _LAUNCH]
+    launches = [x for op in mapped for x in op.walk() if isinstance(x, LaunchOp)]
+    kernel_code = {x for launch in launches for x in launch.walk() if x is not launch}
+    hosted = set(launches)
     for op in func.walk():
         where = f" at {op.location}" if op.location else ""
-        if isinstance(op, LaunchOp) and op.parent is not func.body:
+        if isinstance(op, LaunchOp) and op not in hosted:
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: the '{op.name}'{where} is not at the top "
                                             f"level (a launch cannot run in a kernel)", location=op.location)
         if op is not func and op not in kernel_code and op.memory_effects() is None and \
-                not op.has_trait(RecursiveMemoryEffects) and not isinstance(op, LaunchOp):
+                not op.has_trait(RecursiveMemoryEffects) and not isinstance(op, LaunchOp) and op not in mapped:
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: '{op.name}'{where} cannot run in a kernel",
                                  location=op.location)
 
 
-def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
-    """Split the top level of ``func`` into units, one launch each (changes nothing): each loop
+def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None, is_host=None) -> FunctionPlan:
+    """Split the top level of ``func`` (or ``body``, the body of a loop of it kept on the host,
+    whose host values ``is_host`` tells) into units, one launch each (changes nothing): each loop
     nest alone, each run of other computing ops together; units between the op computing a value
     and a later op using it merge into one. TransformError when ``func`` cannot become a host
     function (results, calls, an alloc size computed on the device)."""
-    kinds = _classify(func, pass_name)
-    top = list(func.body.ops)
+    body = body if body is not None else func.body
+    kinds = _classify(func, pass_name, body, is_host)
+    top = list(body.ops)
     groups: list[list[int]] = []          # positions in ``top`` of each unit's computing ops
     run: list[int] | None = None
     for k, op in enumerate(top):
@@ -238,7 +280,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
             for r in top[k].results:
                 for use in r.uses:
                     user = use.op
-                    while user.parent is not func.body:
+                    while user.parent is not body:
                         user = user.parent_op
                     w = unit_of.get(user)
                     if w is None:
@@ -275,7 +317,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS) -> FunctionPlan:
             reason = ""
         units.append(Unit(ops, span, reason, merged=bool(why)))
         u = end + 1
-    return FunctionPlan(func, kinds, units)
+    return FunctionPlan(func, kinds, units, body)
 
 
 def check_host_function(func: FuncOp) -> None:
@@ -297,9 +339,18 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
     decisions go to ``ctx`` when given. Raises TransformError (``func`` unchanged) when the
     function cannot become a host function, or without ``ctx`` when a nest is refused; with
     ``ctx`` a refused nest (grid limits) stays as it is, the refusal is recorded, and the rest
-    is mapped. Each 1x1x1 launch's note carries a :class:`SequentialLaunch` (``Decision.detail``)."""
-    plan = plan_function(func, PASS)
-    host = HostPlan(func.body)
+    is mapped. Each 1x1x1 launch's note carries a :class:`SequentialLaunch` (``Decision.detail``).
+    A nest whose outermost loop carries a dependence while nests inside it have parallel loops
+    stays on the host as a loop of launches (its body mapped the same way)."""
+    return _map_block(func, func.body, host_value_checker(func.body), block_sizes, ctx, gpu)
+
+
+def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
+               gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
+    plan = plan_function(func, PASS, body, is_host)
+    plan.outer = outer
+    host = HostPlan(body, is_host, outer.host if outer is not None else None)
+    plan.host = host
     nests: list[NestPlan | TransformError | None] = []
     for unit in plan.units:
         nest = None
@@ -316,6 +367,14 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
         if isinstance(nest, TransformError):
             ctx.refused(unit.ops[0], nest)
             continue
+        if isinstance(nest, NestPlan) and not nest.band and _worth_hosting(unit.ops[0], host.is_host_value):
+            loop = unit.ops[0]
+            inner = host_value_checker(loop.body, host.is_host_value)
+            if ctx is not None:
+                ctx.applied(loop, f"kept {value_name(loop.induction_var)} on the host, a loop of launches "
+                                  f"({nest.why})")
+            out += _map_block(func, loop.body, inner, block_sizes, ctx, gpu, plan)
+            continue
         mapped = map_nest(unit.ops[0], host=host, plan=nest) if nest is not None else \
             map_sequentially(unit.ops, unit.reason, host)
         if mapped.launch is not None:
@@ -329,6 +388,25 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
             ctx.note(mapped.launch or unit.ops[0], mapped.describe(), _sequential_record(func, unit, nest, mapped))
     plan.finish()
     return out
+
+
+def _worth_hosting(op: Operation, is_host_value) -> bool:
+    """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
+    loop of launches: an ``affine.for`` without iter_args, host bounds, whose body holds a nest
+    with a parallel loop to map (directly, or in a nest worth hosting itself) and only ops a
+    launch or the host can take (no value computed in one iteration's launch used by another's
+    host op)."""
+    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
+        return False
+    inner = host_value_checker(op.body, is_host_value)
+    found = False
+    for x in op.body.ops:
+        if isinstance(x, AllocOp) or frees_memory(x):
+            return False
+        if isinstance(x, LoopLikeOpInterface) and not found:
+            band, _why, _dep = band_and_blocker(x, inner)
+            found = bool(band) or _worth_hosting(x, inner)
+    return found
 
 
 def _sequential_record(func: FuncOp, unit: Unit, nest: NestPlan | None, mapped: MappedNest) -> SequentialLaunch | None:

@@ -18,6 +18,7 @@ from affine_ir.dialects.affine import (
     AffineParallelOp,
     AffineYieldOp,
 )
+from affine_ir.dialects.affine_symbols import affine_scope, is_valid_symbol
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
@@ -131,10 +132,12 @@ frees_memory = only_frees_memory
 allocates_result = only_allocates_results
 
 
-def host_value_checker(body: Block):
-    """A predicate: is a value a host index value of the function body ``body`` (an index argument,
-    an index constant (``ConstantLike``), an ``AffineMapValue`` op (affine.apply/min/max) of host
-    index values at its top level)?"""
+def host_value_checker(body: Block, outer=None):
+    """A predicate: is a value a host index value of the block ``body`` (a function body, or the
+    body of a loop kept on the host): an index argument of it (the function's index arguments, the
+    loop's IV), an index constant (``ConstantLike``) or an ``AffineMapValue`` op (affine.apply/min/
+    max) of host index values at its top level, or a host value of the enclosing host scope
+    (``outer``, the checker of the block holding the host loop)."""
     memo: dict[Value, bool] = {}
 
     def check(v: Value) -> bool:
@@ -142,8 +145,10 @@ def host_value_checker(body: Block):
         if hit is None:
             owner = v.owner
             if isinstance(owner, Block):
-                ok = owner is body and v.type == index
-            elif owner.parent is not body or v.type != index:
+                ok = (owner is body and v.type == index) or (owner is not body and outer is not None and outer(v))
+            elif owner.parent is not body:
+                ok = outer is not None and outer(v)
+            elif v.type != index:
                 ok = False
             else:
                 ok = owner.has_trait(ConstantLike) or (owner.has_trait(AffineMapValue) and
@@ -158,13 +163,16 @@ class HostPlan:
     """Creates host values of one function: index constants (at its start, one per value) and
     affine.apply/min/max of host values (before a given op)."""
 
-    def __init__(self, body: Block):
+    def __init__(self, body: Block, is_host_value=None, parent: HostPlan | None = None):
         self.body = body
-        self.is_host_value = host_value_checker(body)
+        self.is_host_value = is_host_value or host_value_checker(body)
+        self.parent = parent  # the plan of the function, whose start holds the constants
         self._constants: dict[int, Value] = {}
         self._values: dict[tuple, Value] = {}
 
     def constant(self, c: int) -> Value:
+        if self.parent is not None:
+            return self.parent.constant(c)
         v = self._constants.get(c)
         if v is None:
             op = ConstantOp.of(c, index)
@@ -180,7 +188,7 @@ class HostPlan:
             values = [e.constant_value for e in exprs]
             return self.constant(min(values) if kind == "min" else max(values))
         cls = AffineApplyOp if len(exprs) == 1 else (AffineMinOp if kind == "min" else AffineMaxOp)
-        m = AffineMap(0, len(kept), tuple(exprs))
+        m, kept = _dims_for_non_symbols(exprs, kept, anchor)
         key = (cls.name, m, tuple(kept))
         v = self._values.get(key)  # made earlier on the host, so it dominates ``anchor``
         if v is None:
@@ -469,6 +477,25 @@ def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | No
     return MappedNest(launch, [d.name for d in axes], tuple(block + [1] * (3 - n)),
                       tuple(grid_text + [1] * (3 - n)), bool(guards), seq + [b for b in below if b not in seq],
                       privatized=privatize_allocs(launch))
+
+
+def _dims_for_non_symbols(exprs: list[AffineExpr], operands: list[Value], anchor: Operation) -> tuple[AffineMap, list]:
+    """A map of ``exprs`` (over symbols ``operands``) for an op before ``anchor`` on the host: the
+    operands that are no valid symbols there (the IV of a loop kept on the host, an affine.apply
+    of it) become dims, as MLIR requires; the others stay symbols."""
+    scope = affine_scope(anchor)
+    is_dim = [not is_valid_symbol(v, scope) for v in operands]
+    dims = [v for v, d in zip(operands, is_dim) if d]
+    syms = [v for v, d in zip(operands, is_dim) if not d]
+    repl, nd, ns = [], 0, 0
+    for d in is_dim:
+        if d:
+            repl.append(AffineExpr.dim(nd))
+            nd += 1
+        else:
+            repl.append(AffineExpr.symbol(ns))
+            ns += 1
+    return AffineMap(nd, ns, tuple(e.replace([], repl) for e in exprs)), dims + syms
 
 
 def _compact(exprs: list[AffineExpr], num_dims: int, syms: Sequence[Value]) -> tuple[list[AffineExpr], list[Value]]:
