@@ -94,6 +94,7 @@ class SliceErrorKind(enum.Enum):
     NOT_AFFINE = "not-affine"  #: an access or a loop bound that is not affine
     BOUNDS = "bounds"  #: the slice bounds cannot be written as affine loop bounds covering what is needed
     TOO_COMPLEX = "too-complex"  #: isl's operation budget ran out
+    CUTS_CARRIED_LOOP = "cuts-carried-loop"  #: the slice runs part of a loop that carries values (iter_args)
 
 
 class SliceError(Exception):
@@ -273,6 +274,7 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
         raise SliceError(f"the slice bounds cannot cover the needed producer iterations: the iterations of "
                          f"strided {strided} are not aligned with a bound of the consumer IVs and symbols",
                          SliceErrorKind.BOUNDS)
+    _check_carried_loops(box, src_rel, src_chain)
     per = _per_iteration(box, src_chain, npre, scop)
     extra = [[per]] if isinstance(per, AffineExpr) else []
     maps, syms = compact_symbols(lowers + uppers + extra, npre, scop)
@@ -283,6 +285,24 @@ def _slice(scop: Scop, src_nest: Operation, dst_nest: Operation, depth: int,
                          needed, box)
     s._domains = (pre_dom, src_dom, per)
     return s
+
+
+def _check_carried_loops(box: isl.Map, src_rel: isl.Map, src_chain: list[LoopInfo]) -> None:
+    """SliceError when the slice ``box`` runs only part of a producer loop that carries values
+    from one iteration to the next (iter_args, reductions of an affine.parallel): the values the
+    slice's iterations start from would be the loop's initial ones, not those of the iterations
+    left out. A loop the slice runs whole (for each value of the loops around it) is fine."""
+    nsrc = len(src_chain)
+    for k, lp in enumerate(src_chain):
+        if not lp.op.results:
+            continue
+        box_k = box.project_out(_DT.out, k + 1, nsrc - k - 1)
+        outer = box.project_out(_DT.out, k, nsrc - k).insert_dims(_DT.out, k, 1)
+        whole = src_rel.project_out(_DT.out, k + 1, nsrc - k - 1).intersect(outer)
+        if not whole.is_subset(box_k):
+            raise SliceError(f"the slice would run part of {value_label(lp.iv)}, which carries values from one "
+                             f"iteration to the next ({len(lp.op.results)} loop result(s)): its slice iterations "
+                             f"would start from the initial values", SliceErrorKind.CUTS_CARRIED_LOOP)
 
 
 def _bounds(needed: isl.Map, src_rel: isl.Map, src_chain: list[LoopInfo], notes: list[str], npre: int,

@@ -644,3 +644,44 @@ def test_tiled_nests_with_symbolic_min_bounds_finish(tmp_path):
     out = run_pipeline("affine-loop-fusion", m)
     for n in (0, 3, 7, 70):
         assert_equivalent(m, out, [np.arange(6, dtype=np.int32), np.zeros(6, np.int32), n])
+
+
+PREFIX_SUM = """
+func.func @f(%n: index, %A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  affine.for %i = 0 to %n {
+    %r = affine.for %j = 0 to %n iter_args(%acc = %zero) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<?x?xf32>
+      %s = arith.addf %acc, %x : f32
+      affine.store %s, %B[%i, %j] : memref<?x?xf32>
+      affine.yield %s : f32
+    }
+  }
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %n {
+      %b = affine.load %B[%i, %j] : memref<?x?xf32>
+      affine.store %b, %C[%i, %j] : memref<?x?xf32>
+    }
+  }
+  return
+}"""
+
+
+def test_a_slice_never_cuts_a_loop_that_carries_values_in_iter_args():
+    """A prefix sum carried in iter_args: a slice of one %j iteration would start from the initial
+    value (found in PolyBench's deriche, which fusion used to miscompute); depth 1 keeps %j whole."""
+    import analysis
+    from analysis.slices import SliceErrorKind
+
+    m = air.parse(PREFIX_SUM)
+    src, dst = [op for op in m.functions[0].body.ops if op.name == "affine.for"]
+    with pytest.raises(analysis.SliceError) as e:
+        analysis.compute_slice(src, dst, 2)
+    assert e.value.kind is SliceErrorKind.CUTS_CARRIED_LOOP and "%j" in e.value.reason
+    assert analysis.compute_slice(src, dst, 1).is_valid
+    pm = PassManager.parse("affine-loop-fusion")
+    out = pm.run(m)
+    assert "at depth 1:" in [d.message for d in pm.trace.decisions if d.kind == "applied"][0]
+    assert "iter_args" in str(out)
+    args = int_args(m, symbol=6)
+    assert_equivalent(m, out, args)

@@ -143,7 +143,8 @@ def _written_memrefs(graph: DependenceGraph, op: Operation) -> list[Value]:
 #: The refusal kind of each slice failure (any other: UNSUPPORTED).
 SLICE_REFUSAL_KINDS = {SliceErrorKind.NO_DEPENDENCE: RefusalKind.NO_DEPENDENCE,
                        SliceErrorKind.DEPTH_EXCEEDS: RefusalKind.DEPTH_EXCEEDS,
-                       SliceErrorKind.INVALID_REQUEST: RefusalKind.INVALID_REQUEST}
+                       SliceErrorKind.INVALID_REQUEST: RefusalKind.INVALID_REQUEST,
+                       SliceErrorKind.CUTS_CARRIED_LOOP: RefusalKind.DEPENDENCE}
 
 
 def _candidate(graph, scop, src, dst, depth) -> FusionCandidate | DepthRefusal:
