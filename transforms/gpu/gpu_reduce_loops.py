@@ -217,6 +217,11 @@ def check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[Value]) -
         if isinstance(owner, Operation) and body_op.is_ancestor_of(owner):
             raise TransformError(PASS, f"the bounds of {name} use {value_name(v)}, computed in the row (a block "
                                        f"needs them before its threads split the loop)", loops=[loop])
+    inner = next((x for x in loop.walk() if isinstance(x, LoopLikeOpInterface) and not isinstance(x, AffineForOp)),
+                 None)
+    if inner is not None:
+        raise TransformError(PASS, f"{name} holds '{inner.name}'{at_location(inner)}: inner loops must be affine.for "
+                                   f"(each thread runs them in order)", loops=[loop])
     reds = _iter_arg_reductions(loop) + _memory_reductions(loop, scratch)
     pairs = [{r.load, r.store} for r in reds if r.index is None]
     st = next((x for x in loop.walk() if isinstance(x, MemRefAccessInterface) and x.is_write and
