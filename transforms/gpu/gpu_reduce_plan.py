@@ -163,7 +163,6 @@ def _row_band(op: Operation, is_host_value) -> tuple[list[Operation], list[BandD
     return ops, dims
 
 
-
 # -- scratch buffers ---------------------------------------------------------------------------------------------
 def _scratch_buffers(op: Operation, body: Block, row_allocs: list[Operation]) -> list[Operation]:
     """The allocations that each thread may keep its own copy of (module docstring): at the
