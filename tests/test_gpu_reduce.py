@@ -7,6 +7,11 @@ exactly where reassociation cannot change them (max/min, integer reductions, sum
 integer-valued data), within a tolerance otherwise (float sums of inexact terms: the block
 reduction sums in another order). The CUDA C compiles with NVRTC for sm_90 with an empty log;
 the ``gpu`` tests (skipped without a GPU) run it against the interpreter and numpy.
+
+Attention goes through the default GPU pipeline (fusion, ``affine-privatize``): its score,
+probability and accumulator rows become workgroup row buffers and its row loops hold loops;
+on inputs whose exponentials are exactly 0 or 1 the mapped program gives the original's bits
+in both thread orders, on normal data it agrees within the output's tolerance.
 """
 
 from __future__ import annotations
@@ -26,12 +31,19 @@ from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.interp import reversed_schedule
 from affine_ir.library import reference
-from affine_ir.testing import assert_equivalent, fusion_programs_with_inputs, run
+from affine_ir.testing import (
+    assert_equivalent,
+    assert_same_bits_in_both_thread_orders,
+    fusion_programs_with_inputs,
+    numpy_dtype,
+    run,
+)
 from transforms import PipelineError
 from transforms.gpu.gpu_map import check_host_function
 from transforms.gpu.gpu_reduce import GpuMapReductions, map_row_reductions, map_rows
 from transforms.gpu.gpu_reduce_plan import block_size_for, plan_row_reductions
 from transforms.pass_manager import PassManager
+from transforms.pipelines import GPU_PIPELINE
 from transforms.testing import assert_refused_unchanged, map_to_gpu, run_pipeline
 
 FUSE = "canonicalize,affine-loop-fusion,affine-scalrep,canonicalize"
@@ -340,6 +352,228 @@ def test_the_tree_needs_each_barrier():
         assert_close(m, broken, args, exact=True)
 
 
+# -- row buffers and row loops holding loops: attention ----------------------------------------------------------
+ROW_BUFFERS = """
+func.func @rows(%X: memref<4x64x3xf32>, %Y: memref<4x64xf32>, %Z: memref<4x64xf32>, %W: memref<4x64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  affine.for %i = 0 to 4 {
+    %t = memref.alloc() : memref<64xf32>
+    %u = memref.alloc() : memref<64xf32>
+    %m = affine.for %j = 0 to 64 iter_args(%acc = %ninf) -> (f32) {
+      %d = affine.for %k = 0 to 3 iter_args(%b = %z) -> (f32) {
+        %x = affine.load %X[%i, %j, %k] : memref<4x64x3xf32>
+        %y = arith.mulf %x, %x : f32
+        %b2 = arith.addf %b, %y : f32
+        affine.yield %b2 : f32
+      }
+      affine.store %d, %t[%j] : memref<64xf32>
+      %acc2 = arith.maximumf %acc, %d : f32
+      affine.yield %acc2 : f32
+    }
+    affine.for %j = 0 to 64 {
+      %a = affine.load %t[63 - %j] : memref<64xf32>
+      %b = arith.subf %a, %m : f32
+      affine.store %b, %Y[%i, %j] : memref<4x64xf32>
+      affine.store %b, %u[%j] : memref<64xf32>
+    }
+    affine.for %j = 0 to 64 {
+      %a = affine.load %u[63 - %j] : memref<64xf32>
+      affine.store %a, %Z[%i, %j] : memref<4x64xf32>
+    }
+    affine.for %j = 0 to 32 {
+      %a = affine.load %X[%i, %j, 0] : memref<4x64x3xf32>
+      affine.store %a, %W[%i, %j] : memref<4x64xf32>
+    }
+    affine.for %j = 32 to 64 {
+      %a = affine.load %X[%i, %j, 1] : memref<4x64x3xf32>
+      affine.store %a, %W[%i, %j] : memref<4x64xf32>
+    }
+    memref.dealloc %u : memref<64xf32>
+    memref.dealloc %t : memref<64xf32>
+  }
+  return
+}"""
+
+
+def test_row_buffers_are_shared_and_barriers_separate_their_phases():
+    """A row loop that reduces (max), stores a row buffer and holds a loop; a parallel loop reads
+    that buffer in another order (the tree's barriers separate them) and writes a second one,
+    read back in another order (a barrier); two loops writing disjoint halves of %W (none)."""
+    m = air.parse(ROW_BUFFERS)
+    out, decisions = mapped(m, "gpu-map-reductions{block-size=16},gpu-map")
+    assert decisions[0].message == (
+        "mapped rows (%i) to blocks (x): grid (4, 1, 1), block (16, 1, 1); 5 row loop(s) strided over the threads "
+        "(%j, %j, %j, %j, %j); block reductions: maximumf in loop 1 (%j); row buffers in workgroup memory: %t, %u "
+        "(576 B per block); 1 barrier(s) between row statements")
+    (launch,) = launches(out)
+    allocs = [op for op in launch.body.ops if op.name == "memref.alloc"]
+    assert [str(op.results[0].type) for op in allocs] == ["memref<64xf32, #gpu.address_space<workgroup>>"] * 2 + [
+        "memref<16xf32, #gpu.address_space<workgroup>>"]
+    assert "memref.dealloc" not in str(out) and "memref.alloca" not in str(out)
+    inner = [op for op in launch.walk() if isinstance(op, AffineForOp) and op.parent_op is not launch]
+    assert [(lp.step, tuple(lp.lower_bound_operands)) for lp in inner] == [(1, ())]  # %k: whole, in each thread
+    rng = np.random.default_rng(1)
+    args = [rng.integers(-3, 4, (4, 64, 3)).astype(np.float32)] + [np.zeros((4, 64), np.float32) for _ in range(3)]
+    assert_close(m, out, args, exact=True)
+    broken = air.parse(str(out))
+    _erase_barrier_before(launches(broken)[0], lambda op: isinstance(op, AffineForOp) and
+                          any(x.name == "affine.load" and x.memref.name_hint == "u" for x in op.walk()))
+    with pytest.raises(AssertionError, match="elements differ"):
+        assert_close(m, broken, args, exact=True)
+
+
+def test_a_reduction_loop_may_store():
+    """The max loop of attention stores the scores it reduces; here a sum loop stores squares."""
+    m = air.parse(_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<8x8xf32>
+      %e = arith.mulf %x, %x : f32
+      affine.store %e, %A[%i, %j] : memref<8x8xf32>
+      %a = arith.addf %acc, %x : f32
+      affine.yield %a : f32
+    }"""))
+    out, decisions = mapped(m, "gpu-map-reductions{block-size=4},gpu-map")
+    assert decisions[0].kind == "applied" and "addf in loop 1 (%j)" in decisions[0].message
+    args = integer_data(m, seed=2)
+    assert_close(m, out, args, exact=True)
+
+
+ATTENTION = [  # B, H, S, D, dtype, causal
+    (1, 2, 13, 5, "f16", True),
+    (1, 2, 13, 5, "f16", False),
+    (1, 2, 13, 5, "f32", True),
+    (2, 1, 16, 8, "f32", False),
+    (1, 1, 9, 4, "bf16", True),
+]
+
+
+def attention_inputs(B, H, S, D, dtype, seed, exact=False) -> list:
+    """Q, K, V and a zero O. ``exact``: scores are 0 or at least 100 below the row's max, so every
+    exponential is exactly 1 or 0 and the sum of a row is exact in any order; the rest of the
+    computation is the same in the mapped program (each thread runs its j's dot product and
+    its d's sum over j whole, in the original order): the results are then equal bit for bit."""
+    rng = np.random.default_rng(seed)
+    dt = numpy_dtype(air.parse(f"func.func @f(%a: memref<1x{dtype}>) {{ return }}").functions[0].args[0].type
+                     .element_type)
+    shape = (B, H, S, D)
+    if exact:
+        Q = np.zeros(shape)
+        Q[..., 0] = rng.choice([-1.0, 1.0], (B, H, S))
+        K = rng.integers(-2, 3, shape).astype(np.float64)
+        K[..., 0] = rng.choice([0.0, -300.0 * math.sqrt(D)], (B, H, S))  # a score of 0 or +-300
+        K[..., 1:] *= 0  # (d > 0 adds nothing: Q is 0 there)
+        V = rng.integers(-4, 5, shape).astype(np.float64)
+    else:
+        Q, K, V = (rng.standard_normal(shape) for _ in range(3))
+    return [a.astype(dt) for a in (Q, K, V)] + [np.zeros(shape, dt)]
+
+
+@pytest.mark.parametrize("B,H,S,D,dtype,causal", ATTENTION, ids=[f"{c[4]}-S{c[2]}-D{c[3]}{'-causal' * c[5]}"
+                                                                for c in ATTENTION])
+def test_attention_through_the_gpu_pipeline(B, H, S, D, dtype, causal):
+    """One block per row (b, h, i): the score, probability (and accumulator) rows in workgroup
+    memory; equal to the original bit for bit where the exponentials are exact, within the
+    output's tolerance on normal data, and the same in both thread orders."""
+    m = L.attention(B, H, S, D, dtype=dtype, causal=causal)
+    out, decisions = mapped(m, GPU_PIPELINE)
+    (decision,) = decisions
+    assert decision.kind == "applied", decision
+    buffers = "%acc_private, %probs_private, %scores_private" if dtype != "f32" else "%probs_private, %scores_private"
+    assert f"block reductions: maximumf in loop 1 (%j), addf in loop 2 (%j); row buffers in workgroup memory: " \
+           f"{buffers} (" in decision.message
+    (launch,) = launches(out)
+    assert math.prod(v.owner.value for v in launch.grid_size) == B * H * S
+    assert all(op.parent is launch.body for op in launch.walk() if isinstance(op, BarrierOp))
+    text = str(out)
+    assert f"memref<1x1x1x{S}xf32, #gpu.address_space<workgroup>>" in text
+    assert "memref.alloca" not in text and "memref.dealloc" not in text
+    want = run(m, attention_inputs(B, H, S, D, dtype, 0, exact=True))
+    assert_same_bits_in_both_thread_orders(want, out, attention_inputs(B, H, S, D, dtype, 0, exact=True), "attention")
+    assert_close(m, out, attention_inputs(B, H, S, D, dtype, 1), exact=False)
+    got = run(out, attention_inputs(B, H, S, D, dtype, 1))  # the tree's order is fixed: both orders agree
+    assert_same_bits_in_both_thread_orders(got, out, attention_inputs(B, H, S, D, dtype, 1), "attention")
+
+
+def test_attention_needs_its_barrier():
+    """Without the barrier before the P @ V loop, thread 0 reads probabilities other threads have
+    not written yet (forward order): the exact comparison sees it."""
+    m = L.attention(1, 2, 13, 5, dtype="f16", causal=True)
+    out, _ = mapped(m, GPU_PIPELINE)
+    args = attention_inputs(1, 2, 13, 5, "f16", 0, exact=True)
+    want = run(m, args)
+    broken = air.parse(str(out))
+    _erase_barrier_before(launches(broken)[0], lambda op: isinstance(op, AffineForOp) and
+                          any(x.name == "affine.load" and x.memref.name_hint == "probs_private" for x in op.walk()))
+    with pytest.raises(AssertionError, match="thread order differs"):
+        assert_same_bits_in_both_thread_orders(want, broken, args, "attention")
+
+
+def test_attention_at_the_issue_size_is_one_block_per_row():
+    """attention(4, 16, 2048, 64, f16) through the default pipeline: one kernel, a block of 256
+    threads per row (b, h, i), B*H*S = 131072 blocks; 18.25 KiB of static shared memory; NVRTC
+    compiles it for sm_90 without a warning."""
+    B, H, S, D = 4, 16, 2048, 64
+    k = runtime.compile(L.attention(B, H, S, D, dtype="f16"), target="cuda", arch="sm_90")
+    assert k.image.kind == "cubin" and not k.image.log.strip(), k.image.log
+    (decision,) = [d for d in k.trace.decisions if d.pass_name == "gpu-map-reductions"]
+    assert decision.kind == "applied" and decision.message.startswith(
+        "mapped rows (%b, %h, %i) to blocks (z, y, x): grid (2048, 16, 4), block (256, 1, 1); 5 row loop(s)")
+    assert decision.message.endswith("row buffers in workgroup memory: %acc_private, %probs_private, "
+                                     "%scores_private (18688 B per block); 2 barrier(s) between row statements")
+    assert not [d for d in k.trace.decisions if d.pass_name == "gpu-map" and d.kind == "applied"]
+    (spec,) = k.kernels
+    assert spec.block == (256, 1, 1) and math.prod(spec.block) >= 128
+    assert math.prod(v.owner.value for v in spec.launch.grid_size) == B * H * S >= B * H * S // 128
+    assert (spec.static_shared_bytes, spec.dynamic_shared_bytes) == (18688, 0)
+
+
+@pytest.mark.parametrize("S,causal,dtype", [(13, True, "f16"), (40, False, "f32"), (8192, False, "bf16")])
+def test_attention_cuda_compiles_for_sm90(S, causal, dtype):
+    """Odd rows, causal bounds; more than 48 KiB of row buffers go to dynamic shared memory."""
+    k = runtime.compile(L.attention(1, 2, S, 5 if S < 100 else 64, dtype=dtype, causal=causal), target="cuda",
+                        arch="sm_90")
+    assert k.image.kind == "cubin" and not k.image.log.strip(), k.image.log
+    assert any(d.pass_name == "gpu-map-reductions" and d.kind == "applied" for d in k.trace.decisions)
+    (spec,) = k.kernels
+    assert "__syncthreads();" in k.source
+    assert spec.dynamic_shared_bytes == (0 if S < 100 else 2 * S * 4 + 64 * 4 + 2 * 256 * 4)
+
+
+def test_attention_rows_beyond_shared_memory_are_left_for_gpu_map():
+    m = L.attention(1, 1, 32768, 8)
+    pm = PassManager.parse(GPU_PIPELINE)
+    pm.run(m)
+    (note,) = [d for d in pm.trace.decisions if d.pass_name == "gpu-map-reductions"]
+    assert note.kind == "note" and note.message == (
+        "left for gpu-map: cannot map the rows (%i) to blocks: its row buffers %probs_private (131072 B), "
+        "%scores_private (131072 B) and the reduction partials (8 B per thread) need 264192 B of workgroup memory "
+        "per block of 256 threads; h200 has 232448 B per block")
+
+
+SYMBOLIC_PIPELINE = [
+    ("softmax", lambda: L.softmax(("M", "N")), _mn("MN", "MN"), [(3, 37), (2, 5), (0, 4), (3, 0)],
+     "%sum_private, %max_private"),
+    ("layernorm", lambda: L.layernorm("M", "N"), _mn("MN", "N", "N", "MN"), [(3, 19), (1, 1), (2, 0)],
+     "%var_private, %mean_private"),
+]
+
+
+@pytest.mark.parametrize("name,build,shapes,values,buffers", SYMBOLIC_PIPELINE, ids=[c[0] for c in SYMBOLIC_PIPELINE])
+def test_symbolic_rows_through_the_gpu_pipeline(name, build, shapes, values, buffers):
+    """With affine-privatize, the buffers scalar replacement keeps (a loop that may not run) are
+    allocated in the row; each element is written at the row level before anything reads it, so
+    they become thread-private like the top-level scratch buffers: no workgroup memory, no
+    barrier."""
+    m = build()
+    out, decisions = mapped(m, GPU_PIPELINE)
+    (decision,) = decisions
+    assert decision.kind == "applied" and decision.message.endswith(f"; thread-private: {buffers}")
+    assert "memref.alloca() : memref<1xf32>" in str(out)
+    for M, N in values:
+        arg_shapes, symbols = shapes(M, N)
+        assert_close(m, out, integer_data(m, arg_shapes, symbols), exact=False)
+
+
 # -- refusals --------------------------------------------------------------------------------------------------------
 def _rows(row_body: str, args: str = "%A: memref<8x8xf32>, %B: memref<8xf32>", rows: str = "%i = 0 to 8") -> str:
     """A function holding one row nest ``for rows { row_body; store %s, %B[%i] }``."""
@@ -374,14 +608,15 @@ func.func @f(%A: memref<8x8xf32>) {
       %a = arith.subf %acc, %x : f32
       affine.yield %a : f32
     }"""), "iter_arg %acc of %j at <string>:5:5 is not a reduction by a recognized combining op"),
-    "store in the reduction": (_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+    "reduction loop storing ahead": (_rows("""    %s = affine.for %j = 0 to 7 iter_args(%acc = %z) -> (f32) {
       %x = affine.load %A[%i, %j] : memref<8x8xf32>
       %e = arith.mulf %x, %x : f32
-      affine.store %e, %A[%i, %j] : memref<8x8xf32>
+      affine.store %e, %A[%i, %j + 1] : memref<8x8xf32>
       %a = arith.addf %acc, %x : f32
       affine.yield %a : f32
-    }"""), "row loop %j at <string>:5:5 reduces and stores to %A at <string>:8:7: stores in a reduction loop are "
-           "not mapped"),
+    }"""), "row loop %j at <string>:5:5 carries RAW %A: S1 (affine.store at <string>:8:7) -> S0 (affine.load at "
+           "<string>:6:7) carried by %j, distance (1), which is not a reduction: its iterations cannot be split "
+           "among threads"),
     "nested loops": (_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
       %t = affine.for %k = 0 to 8 iter_args(%b = %acc) -> (f32) {
         %x = affine.load %A[%j, %k] : memref<8x8xf32>
@@ -389,8 +624,8 @@ func.func @f(%A: memref<8x8xf32>) {
         affine.yield %a : f32
       }
       affine.yield %t : f32
-    }"""), "row loop %j at <string>:5:5 holds the loop %k at <string>:6:7: nested loops deeper than one level "
-           "under the rows are not mapped"),
+    }"""), "iter_arg %acc of %j at <string>:5:5 flows into the loop %k at <string>:6:7: a reduction carried "
+           "through an inner loop or region is not mapped"),
     "bounds from the row": (_rows("""    %n = affine.apply affine_map<(d0) -> (8 - d0)>(%i)
     %s = affine.for %j = 0 to %n iter_args(%acc = %z) -> (f32) {
       %x = affine.load %A[%i, %j] : memref<8x8xf32>
@@ -449,6 +684,72 @@ func.func @f(%T: memref<2x2x2x2x8xf32>) {
   }
   return
 }""", "4 row loops; at most 3 map to the grid (x, y, z)"),
+    "row loop carries a dependence through a row buffer": (_rows("""    %t = memref.alloc() : memref<8xf32>
+    affine.store %z, %t[0] : memref<8xf32>
+    %s = affine.for %j = 1 to 8 iter_args(%acc = %z) -> (f32) {
+      %p = affine.load %t[%j - 1] : memref<8xf32>
+      %r = affine.for %k = 0 to 8 iter_args(%b = %p) -> (f32) {
+        %x = affine.load %A[%j, %k] : memref<8x8xf32>
+        %b2 = arith.addf %b, %x : f32
+        affine.yield %b2 : f32
+      }
+      affine.store %r, %t[%j] : memref<8xf32>
+      %a = arith.maximumf %acc, %r : f32
+      affine.yield %a : f32
+    }
+    memref.dealloc %t : memref<8xf32>"""), "row loop %j at <string>:7:5 carries RAW %t: S2 (affine.store at "
+                                           "<string>:14:7) -> S0 (affine.load at <string>:8:7) carried by %j, "
+                                           "distance (1), which is not a reduction"),
+    "inner affine.parallel": (_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+      affine.parallel (%k) = (0) to (8) {
+        %x = affine.load %A[%j, %k] : memref<8x8xf32>
+        affine.store %x, %C[%i, %j, %k] : memref<8x8x8xf32>
+      }
+      %y = affine.load %A[%i, %j] : memref<8x8xf32>
+      %a = arith.addf %acc, %y : f32
+      affine.yield %a : f32
+    }""", args="%A: memref<8x8xf32>, %B: memref<8xf32>, %C: memref<8x8x8xf32>"),
+                              "row loop %j at <string>:5:5 holds 'affine.parallel' at <string>:6:7: inner loops "
+                              "must be affine.for"),
+    "row buffer too large": (_rows("""    %t = memref.alloc() : memref<60000xf32>
+    %s = affine.for %j = 0 to 60000 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<8x60000xf32>
+      affine.store %x, %t[%j] : memref<60000xf32>
+      %a = arith.addf %acc, %x : f32
+      affine.yield %a : f32
+    }
+    memref.dealloc %t : memref<60000xf32>""", args="%A: memref<8x60000xf32>, %B: memref<8xf32>"),
+                             "its row buffers %t (240000 B) and the reduction partials (4 B per thread) need"),
+    "row buffer of a dynamic shape": (_rows("""    %t = memref.alloc(%n) : memref<?xf32>
+    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<8x8xf32>
+      affine.store %x, %t[%j] : memref<?xf32>
+      %a = arith.addf %acc, %x : f32
+      affine.yield %a : f32
+    }
+    memref.dealloc %t : memref<?xf32>""", args="%A: memref<8x8xf32>, %B: memref<8xf32>, %n: index"),
+                                      "'memref.alloc' at <string>:5:5 in the row body: %t has no static shape "
+                                      "(memref<?xf32>): a row buffer becomes a fixed workgroup array"),
+    "row buffer read by memref.load": (_rows("""    %t = memref.alloc() : memref<8xf32>
+    %c0 = arith.constant 0 : index
+    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<8x8xf32>
+      affine.store %x, %t[%j] : memref<8xf32>
+      %a = arith.addf %acc, %x : f32
+      affine.yield %a : f32
+    }
+    %u = memref.load %t[%c0] : memref<8xf32>
+    memref.dealloc %t : memref<8xf32>"""),
+                                       "%t is used by 'memref.load' at <string>:13:5: a row buffer may only be "
+                                       "accessed by affine loads and stores in the row and freed there"),
+    "frees memory of the function": (_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %A[%i, %j] : memref<8x8xf32>
+      %a = arith.addf %acc, %x : f32
+      affine.yield %a : f32
+    }
+    memref.dealloc %C : memref<8xf32>""", args="%A: memref<8x8xf32>, %B: memref<8xf32>, %C: memref<8xf32>"),
+                                     "'memref.dealloc' at <string>:10:5 in the row body: it frees memory allocated "
+                                     "outside the row"),
     "not a band": ("""
 func.func @f(%B: memref<8xf32>) {
   %z = arith.constant 0.0 : f32
@@ -534,6 +835,27 @@ def test_random_fusion_programs_unfused():
     assert stats["programs"] >= 100 and stats["applied"] >= 30, stats  # measured: 45 of 100
 
 
+def test_random_fusion_programs_privatized():
+    """The same programs through fusion and affine-privatize (the GPU pipeline's order): buffers
+    allocated per row become workgroup row buffers or thread-private copies; exact in both
+    orders."""
+    stats: Counter = Counter()
+    pipe = f"{FUSE.replace('affine-loop-fusion', 'affine-loop-fusion,affine-privatize')}," \
+           f"gpu-map-reductions{{block-size=4}},gpu-map"
+
+    @settings(max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(fusion_programs_with_inputs())
+    def check(case):
+        module, args = case
+        out, decisions = mapped(module, pipe)
+        assert_close(module, out, args, exact=True)
+        stats["programs"] += 1
+        stats["applied"] += sum(d.kind == "applied" for d in decisions)
+
+    check()
+    assert stats["programs"] >= 100 and stats["applied"] >= 20, stats  # measured: 37 of 120
+
+
 # -- CUDA ------------------------------------------------------------------------------------------------------------
 CUDA_CASES = {  # name: (build, argument shapes and symbols for the GPU runs)
     "softmax": (lambda: L.softmax((33, 70)), None),
@@ -595,3 +917,17 @@ def test_on_gpu_large_rows_match_numpy():
         assert any(d.pass_name == "gpu-map-reductions" and d.kind == "applied" for d in k.trace.decisions)
         k(*args)
         np.testing.assert_allclose(args[-1], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not GPU, reason="needs an NVIDIA GPU")
+@pytest.mark.parametrize("causal", [False, True])
+def test_on_gpu_attention_matches_numpy(causal):
+    B, H, S, D = 2, 4, 300, 64
+    m = L.attention(B, H, S, D, dtype="f16", causal=causal)
+    k = runtime.compile(m, target="cuda")
+    assert any(d.pass_name == "gpu-map-reductions" and d.kind == "applied" for d in k.trace.decisions)
+    args = attention_inputs(B, H, S, D, "f16", 3)
+    want = reference.attention(*args[:3], causal=causal)
+    k(*args)
+    np.testing.assert_allclose(args[-1].astype(np.float64), want.astype(np.float64), rtol=5e-3, atol=5e-3)

@@ -121,15 +121,15 @@ func.func @rowsum(%X: memref<?x?xf32>, %Y: memref<?xf32>, %M: index, %N: index) 
 // -----
 
 // Refusals leave the nest for gpu-map (a note says why; the nest is unchanged): rows that carry
-// a dependence, a combining op that is not associative (subf), stores in a reduction loop, a
-// loop nested in a row loop, a row loop bound computed in the row, and (not a refusal of the
-// utility, a choice of the pass) a reduction whose rows are contiguous in memory: one thread
-// per row reads %A coalesced there.
+// a dependence, a combining op that is not associative (subf), a reduction loop whose store
+// carries a dependence, a reduction carried through a loop nested in the row loop, a row loop
+// bound computed in the row, and (not a refusal of the utility, a choice of the pass) a
+// reduction whose rows are contiguous in memory: one thread per row reads %A coalesced there.
 
 // REMARK: :[[# @LINE + 15]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: the rows are not parallel: RAW %A: S1 (affine.store at {{.*}}:[[# @LINE + 21]]:5) -> S0 (affine.load at {{.*}}:[[# @LINE + 17]]:7) carried by %i, distance (1)
 // REMARK: :[[# @LINE + 22]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: iter_arg %acc of %j at {{.*}}:[[# @LINE + 23]]:5 is not a reduction by a recognized combining op (one of addf, mulf, maximumf, minimumf, addi, muli, maxsi, minsi, maxui, minui, andi, ori, xori, each intermediate value used once)
-// REMARK: :[[# @LINE + 29]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: row loop %j at {{.*}}:[[# @LINE + 30]]:5 reduces and stores to %T at {{.*}}:[[# @LINE + 33]]:7: stores in a reduction loop are not mapped
-// REMARK: :[[# @LINE + 38]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: row loop %j at {{.*}}:[[# @LINE + 39]]:5 holds the loop %k at {{.*}}:[[# @LINE + 40]]:7: nested loops deeper than one level under the rows are not mapped
+// REMARK: :[[# @LINE + 29]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: row loop %j at {{.*}}:[[# @LINE + 30]]:5 carries RAW %T: S1 (affine.store at {{.*}}:[[# @LINE + 33]]:7) -> S0 (affine.load at {{.*}}:[[# @LINE + 31]]:7) carried by %j, distance (1), which is not a reduction: its iterations cannot be split among threads
+// REMARK: :[[# @LINE + 38]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: iter_arg %acc of %j at {{.*}}:[[# @LINE + 39]]:5 flows into the loop %k at {{.*}}:[[# @LINE + 40]]:7: a reduction carried through an inner loop or region is not mapped (each thread runs its inner loops whole; only the row loop's own chain is combined across threads)
 // REMARK: :[[# @LINE + 48]]:3: remark: gpu-map-reductions: note: left for gpu-map: cannot map the rows (%i) at {{.*}} to blocks: the bounds of row loop %j at {{.*}}:[[# @LINE + 50]]:5 use %n, computed in the row (a block needs them before its threads split the loop)
 // REMARK: :[[# @LINE + 56]]:3: remark: gpu-map-reductions: note: left for gpu-map: %A at {{.*}}:[[# @LINE + 58]]:7 is read along a row index in its last dimension in %j: one thread per row reads it coalesced
 // CHECK-LABEL: func.func @refusals(
@@ -158,10 +158,10 @@ func.func @refusals(%A: memref<8x8xf32>, %B: memref<8xf32>, %T: memref<8x8xf32>,
     affine.store %s, %B[%i] : memref<8xf32>
   }
   affine.for %i = 0 to 8 {
-    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
-      %x = affine.load %A[%i, %j] : memref<8x8xf32>
+    %s = affine.for %j = 0 to 7 iter_args(%acc = %z) -> (f32) {
+      %x = affine.load %T[%i, %j] : memref<8x8xf32>
       %e = arith.mulf %x, %x : f32
-      affine.store %e, %T[%i, %j] : memref<8x8xf32>
+      affine.store %e, %T[%i, %j + 1] : memref<8x8xf32>
       %a = arith.addf %acc, %x : f32
       affine.yield %a : f32
     }
@@ -194,6 +194,59 @@ func.func @refusals(%A: memref<8x8xf32>, %B: memref<8xf32>, %T: memref<8x8xf32>,
       affine.yield %a : f32
     }
     affine.store %s, %B[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A row buffer (allocated in the row body, as affine-privatize leaves attention's rows) becomes
+// one workgroup buffer of the row's block at the top of the launch; its dealloc goes. The row
+// loop that fills it reduces (max) and holds a loop, which each thread runs whole; the loop
+// that rewrites it in another order runs after the tree's barriers; the loop that reads what
+// other threads rewrote waits at a barrier of its own.
+
+// REMARK: :[[# @LINE + 19]]:3: remark: gpu-map-reductions: applied: mapped rows (%i) to blocks (x): grid (6, 1, 1), block (4, 1, 1); 3 row loop(s) strided over the threads (%j, %j, %j); block reductions: maximumf in loop 1 (%j); row buffers in workgroup memory: %t (56 B per block); 1 barrier(s) between row statements
+// CHECK-LABEL: func.func @rowbuf(
+// CHECK:         gpu.launch
+// CHECK-NEXT:      %t = memref.alloc() : memref<10xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:      %acc_shared = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK:           %m = affine.for %j = %tx to 10 step 4 iter_args(%acc = %cst) -> (f32) {
+// CHECK-NEXT:        %d = affine.for %k = 0 to 3 iter_args(%b = %z) -> (f32) {
+// CHECK:             affine.store %d, %t[%j] : memref<10xf32, #gpu.address_space<workgroup>>
+// CHECK:           %{{.*}} = affine.load %acc_shared[0]
+// CHECK-NEXT:      %[[MAX:.*]] = arith.maximumf %ninf, %{{.*}} : f32
+// CHECK-NEXT:      affine.for %j_0 = %tx to 10 step 4 {
+// CHECK:           }
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      affine.for %j_1 = %tx to 10 step 4 {
+// CHECK-NOT:       memref.dealloc
+// CHECK:           gpu.terminator
+func.func @rowbuf(%X: memref<6x10x3xf32>, %Y: memref<6x10xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  affine.for %i = 0 to 6 {
+    %t = memref.alloc() : memref<10xf32>
+    %m = affine.for %j = 0 to 10 iter_args(%acc = %ninf) -> (f32) {
+      %d = affine.for %k = 0 to 3 iter_args(%b = %z) -> (f32) {
+        %x = affine.load %X[%i, %j, %k] : memref<6x10x3xf32>
+        %b2 = arith.addf %b, %x : f32
+        affine.yield %b2 : f32
+      }
+      affine.store %d, %t[%j] : memref<10xf32>
+      %acc2 = arith.maximumf %acc, %d : f32
+      affine.yield %acc2 : f32
+    }
+    affine.for %j = 0 to 10 {
+      %a = affine.load %t[9 - %j] : memref<10xf32>
+      %b = arith.subf %a, %m : f32
+      affine.store %b, %t[9 - %j] : memref<10xf32>
+    }
+    affine.for %j = 0 to 10 {
+      %a = affine.load %t[%j] : memref<10xf32>
+      affine.store %a, %Y[%i, %j] : memref<6x10xf32>
+    }
+    memref.dealloc %t : memref<10xf32>
   }
   return
 }

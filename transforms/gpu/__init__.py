@@ -26,6 +26,7 @@ from .gpu_map_nest import (
     privatize_allocs,
 )
 from .gpu_reduce import GpuMapReductions, MappedRows, map_row_reductions, map_rows
+from .gpu_reduce_loops import check_row_loop
 from .gpu_reduce_plan import (
     COMBINING_KINDS,
     DEFAULT_BLOCK_SIZE,
@@ -52,8 +53,8 @@ __all__ = [
     "BandDim", "COMBINING_KINDS", "Contraction", "DEFAULT_BLOCK_SIZE", "DEFAULT_BLOCK_SIZES", "FunctionPlan",
     "GpuMap", "GpuMapReductions", "GpuSchedule", "HostPlan", "MAX_GRID", "MappedNest", "MappedRows", "NestPlan",
     "RowPlan", "RowReduction", "SequentialLaunch", "TileConfig", "block_size_for", "check_block_sizes",
-    "check_host_function", "choose_schedule", "estimate_seconds", "map_function", "map_nest", "map_row_reductions",
-    "map_rows", "map_sequentially", "new_launch", "parallel_band", "partial_tile_reason", "plan_contraction",
-    "plan_function", "plan_nest", "plan_row_reductions", "privatize_allocs", "schedule_contraction",
-    "sequential_launches", "split_reason", "thread_per_row_reason",
+    "check_host_function", "check_row_loop", "choose_schedule", "estimate_seconds", "map_function", "map_nest",
+    "map_row_reductions", "map_rows", "map_sequentially", "new_launch", "parallel_band", "partial_tile_reason",
+    "plan_contraction", "plan_function", "plan_nest", "plan_row_reductions", "privatize_allocs",
+    "schedule_contraction", "sequential_launches", "split_reason", "thread_per_row_reason",
 ]

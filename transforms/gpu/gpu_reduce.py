@@ -1,7 +1,9 @@
 """Row reductions on the GPU: one block per row, block reductions in shared memory (``gpu-map-reductions``).
 
-After fusion and scalar replacement, softmax, layer norm and row reductions are one nest per
-row: ``for rows { %m = for j iter_args(max); %s = for j iter_args(sum); for j { store } }``.
+After fusion, ``affine-privatize`` and scalar replacement, softmax, layer norm, row reductions
+and attention are one nest per row: ``for rows { %m = for j iter_args(max); %s = for j
+iter_args(sum); for j { store } }``, attention's with row buffers allocated in the row and row
+loops holding inner loops (``for j iter_args(max) { for d iter_args(dot) }; store scores[j]``).
 ``gpu-map`` would run each row in one thread. This pass (run before ``gpu-map``, which maps
 what it leaves) maps such a nest (see :mod:`.gpu_reduce_plan` for what it accepts) to one
 ``gpu.launch`` with one block per row (grid = the row counts, computed on the host; the
@@ -9,7 +11,7 @@ innermost row on x) and ``B`` threads per block (option ``block-size``, default 
 of two <= 1024, at most the power of two covering the longest constant row loop):
 
 - each row loop ``for j = lb to ub step s`` becomes the thread's share ``for j = lb + tid * s
-  to ub step B * s`` (same IV, same body);
+  to ub step B * s`` (same IV, same body: its inner loops run whole in the thread);
 - a reduction starts from the combining op's identity in each thread; after the loop each
   thread writes its partial to a workgroup buffer ``%<acc>_shared[tid]``, then a tree in a
   fixed order (``gpu.barrier``; for ``s = B/2 .. 1``: ``affine.if tid < s: p[tid] = op(p[tid],
@@ -17,11 +19,23 @@ of two <= 1024, at most the power of two covering the longest constant row loop)
   reads and combines with the loop's initial value, once; that replaces the loop's result;
   a memory reduction (``s[0] = s[0] + x``) is first carried in iter_args (the element read
   before the loop by every thread, written after it as a row-level store);
+- a row buffer (a ``memref.alloc`` in the row body) becomes one ``memref.alloc`` in workgroup
+  memory at the top of the launch body, shared by the block's threads (one row per block: no
+  reuse to guard); its dealloc goes;
 - ops between the row loops (``%mean = %sum / N``, ``rsqrt(%var + eps)``) run in every
   thread; scratch buffers become thread-private (``memref.alloca``); a store at the row level
-  to other memory runs in thread 0 (``affine.if tid == 0``); a ``gpu.barrier`` separates two
-  row-level statements where threads could otherwise race on a memref (one writes what the
-  other reads or writes). Every barrier is at the top of the launch body: all threads reach it.
+  to other memory, row buffers included, runs in thread 0 (``affine.if tid == 0``);
+- a ``gpu.barrier`` separates two row-level phases (row loops or row-level statements) that a
+  dependence within the row connects (:attr:`.gpu_reduce_plan.RowPlan.conflicts`: one writes
+  what the other reads or writes, possibly in another thread), unless a barrier (a tree's)
+  already runs between them. Every barrier is at the top of the launch body: all threads
+  reach it.
+
+Attention (B, H, S, D) becomes B*H*S blocks: the scores loop (max) strided over the threads,
+each thread computing its ``j``'s dot products over ``d`` whole, and storing them in the
+shared scores row; the sum loop; the probabilities loop; the ``P @ V`` loop over ``d`` (each
+thread its ``d``'s, the sum over ``j`` inside); the output loop; barriers between those that
+share a row buffer.
 
 Before / after (softmax row max, B = 256, one row loop of two shown)::
 
@@ -37,6 +51,19 @@ Before / after (softmax row max, B = 256, one row loop of two shown)::
                                                        gpu.barrier   ... (8 steps)
                                                        %3 = affine.load %acc_shared[0]
                                                        %4 = arith.maximumf %cst, %3 : f32   (uses of %0 -> %4)
+
+A row buffer and a row loop holding a loop (attention's scores, S = 2048, D = 64)::
+
+    affine.for %i = 0 to 2048 {                       gpu.launch ... threads(%tx, ...) in (%sx = %c256, ...) {
+      %sc = memref.alloc() : memref<2048xf32>           %sc = memref.alloc() : memref<2048xf32, #gpu.address_space<...>>
+      %0 = affine.for %j = 0 to 2048                    %0 = affine.for %j = %tx to 2048 step 256
+          iter_args(%acc = %cst) -> (f32) {                 iter_args(%acc = %cst_1) -> (f32) {
+        %1 = affine.for %d = 0 to 64 ... { dot }          %1 = affine.for %d = 0 to 64 ... { dot }
+        affine.store %1, %sc[%j]                          affine.store %1, %sc[%j]
+        %2 = arith.maximumf %acc, %1 : f32                %2 = arith.maximumf %acc, %1 : f32 ...
+      }                                                 }  ... (the tree, its barriers)
+      ... (loops reading %sc[%j])                       ... (loops reading %sc[%j]; no dealloc)
+      memref.dealloc %sc
 
 Float sums are reassociated (per-thread partials, then the tree): results differ from the
 sequential order by rounding (max/min and integer reductions are exact).
@@ -61,7 +88,7 @@ from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface, MemRefAccessInterface
-from affine_ir.traits import ConstantLike, EffectKind, RecursiveMemoryEffects
+from affine_ir.traits import ConstantLike
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
@@ -88,8 +115,9 @@ __all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row
 class MappedRows:
     """What :func:`map_rows` built: the launch, the rows (outermost first), the grid (x, y, z; an
     int or the host value's name), the threads per block, the reductions (``"maximumf in loop 1
-    (%j)"``), the strided loops, the thread-private buffers, the row-level stores given to
-    thread 0 and the barriers added between racing statements."""
+    (%j)"``), the strided loops, the thread-private buffers, the row buffers moved to workgroup
+    memory and the workgroup bytes per block, the row-level stores given to thread 0 and the
+    barriers added between racing statements."""
 
     launch: LaunchOp
     rows: list[str]
@@ -98,6 +126,8 @@ class MappedRows:
     reductions: list[str] = field(default_factory=list)
     strided: list[str] = field(default_factory=list)
     private: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+    shared_bytes: int = 0
     thread0_stores: int = 0
     barriers: int = 0
 
@@ -110,6 +140,8 @@ class MappedRows:
                 f"{', '.join(self.reductions)}")
         if self.private:
             text += f"; thread-private: {', '.join(self.private)}"
+        if self.shared:
+            text += f"; row buffers in workgroup memory: {', '.join(self.shared)} ({self.shared_bytes} B per block)"
         if self.thread0_stores:
             text += f"; {self.thread0_stores} row-level store(s) in thread 0"
         if self.barriers:
@@ -157,6 +189,8 @@ class _Rewriter:
         self.launch, self.body, self.tid = launch, launch.body, launch.body.args[3]
         term = self.body.ops[-1]
         private = self._privatize()
+        shared = self._share_row_buffers()
+        self.origin = {y: x for x in plan.body.ops for y in x.walk()}  # op -> the row statement holding it
         for k, (d, lbv) in enumerate(zip(plan.axes, lbs)):
             lo = AffineExpr.symbol(len(d.operands)) if lbv is not None else d.lbs[0]
             syms = d.operands + ([lbv] if lbv is not None else [])
@@ -182,7 +216,8 @@ class _Rewriter:
         barriers = self._separate_races()
         self._rematerialize()
         return MappedRows(launch, [d.name for d in plan.rows], tuple(grid_text + [1] * (3 - len(grid_text))), self.b,
-                          reductions, [loop_name(lp) for lp in plan.loops], private, stores, barriers)
+                          reductions, [loop_name(lp) for lp in plan.loops], private, shared, plan.shared_bytes, stores,
+                          barriers)
 
     # -- host side ---------------------------------------------------------------------------------------------
     def _grid(self) -> tuple[list[Value], list, list[Value | None]]:
@@ -217,6 +252,24 @@ class _Rewriter:
             old.replace_all_uses_with(new.results[0])
             a.erase()
             self.managed.add(new.results[0])
+            names.append(value_name(new.results[0]))
+        return names
+
+    def _share_row_buffers(self) -> list[str]:
+        """Each row buffer becomes one workgroup buffer at the top of the launch body (the block
+        has one row, so its threads share it; it is freed with the block)."""
+        names = []
+        for a in self.plan.row_buffers:
+            old = a.results[0]
+            t: MemRefType = old.type
+            new = AllocOp(memref(t.shape, t.element_type, WORKGROUP), location=a.location, name_hint=old.name_hint)
+            self.body.insert(self.allocs, new)
+            self.allocs += 1
+            for use in list(old.uses):
+                if frees_memory(use.op):
+                    use.op.erase()
+            old.replace_all_uses_with(new.results[0])
+            a.erase()
             names.append(value_name(new.results[0]))
         return names
 
@@ -272,7 +325,9 @@ class _Rewriter:
         term.set_operands([*term.operands, store.value])
         result = OpResult(init.result.type, loop, len(loop.results), None)
         loop.results.append(result)
-        block.insert_after(loop, AffineStoreOp(result, store.memref, element, leaves, location=store.location))
+        after = AffineStoreOp(result, store.memref, element, leaves, location=store.location)
+        block.insert_after(loop, after)
+        self.origin[init] = self.origin[after] = loop
         store.erase()
         r.index, r.load, r.store = len(loop.iter_args) - 1, None, None
 
@@ -341,45 +396,25 @@ class _Rewriter:
                 count += 1
         return count
 
-    def _effects(self, op: Operation) -> tuple[set[Value], set[Value]]:
-        """The memrefs (not thread-private or partial buffers) that ``op`` and the ops in it read
-        and write, from their declared effects; an op of unknown effects (or effects on memory not
-        named) reads and writes each of its memref operands. Allocations and frees race with nothing."""
-        reads, writes = set(), set()
-        for x in op.walk():
-            if x.has_trait(RecursiveMemoryEffects):
-                continue
-            effects = x.memory_effects()
-            if effects is None or any(e.value is None for e in effects):
-                mems = [v for v in x.operands if isinstance(v.type, MemRefType)]
-                effects = [e for v in mems for e in ((EffectKind.READ, v), (EffectKind.WRITE, v))]
-            else:
-                effects = [(e.kind, e.value) for e in effects]
-            for kind, v in effects:
-                if v in self.managed:
-                    continue
-                if kind is EffectKind.READ:
-                    reads.add(v)
-                elif kind is EffectKind.WRITE:
-                    writes.add(v)
-        return reads, writes
+    def _statements(self, op: Operation) -> set[Operation]:
+        """The row statements (ops of the original row body) ``op`` holds parts of."""
+        return {self.origin[y] for y in op.walk() if y in self.origin}
 
     def _separate_races(self) -> int:
-        """Barriers between row-level statements that touch a memref other threads may write."""
+        """Barriers between row-level phases (row loops, row-level statements) that the plan's
+        dependences connect (:attr:`RowPlan.conflicts`), unless one already runs between them."""
         count = 0
-        seen_r: set[Value] = set()
-        seen_w: set[Value] = set()
+        seen: set[Operation] = set()
         for x in list(self.body.ops):
             if isinstance(x, BarrierOp):
-                seen_r, seen_w = set(), set()
+                seen = set()
                 continue
-            reads, writes = self._effects(x)
-            if writes & (seen_r | seen_w) or reads & seen_w:
+            mine = self._statements(x)
+            if any((a, b) in self.plan.conflicts for a in seen for b in mine):
                 self.body.insert_before(x, BarrierOp(location=x.location))
                 count += 1
-                seen_r, seen_w = set(), set()
-            seen_r |= reads
-            seen_w |= writes
+                seen = set()
+            seen |= mine
         return count
 
 

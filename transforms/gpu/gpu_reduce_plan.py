@@ -6,29 +6,44 @@ naming the loop and the reason. Nothing here changes the IR.
 
 The nest must be a band of *row* loops (1 to 3 perfectly nested ``affine.for`` without
 ``iter_args``, or ``affine.parallel`` without reductions, bounds on host values) whose
-innermost body holds, besides uniform ops (computed by every thread of the row's block),
-*row loops*: ``affine.for`` ops with no loop inside, bounds on values from outside the row
-body, and either
+innermost body (the *row body*) holds
 
-- a *reduction*: every ``iter_arg`` reduced by one combining op kind (``addf``, ``mulf``,
-  ``maximumf``, ``minimumf``, ``addi``, ``muli``, ``maxsi``, ``minsi``, ``maxui``, ``minui``,
-  ``andi``, ``ori``, ``xori``; also ``truncf(op(extf acc, x))`` for f16/bf16 accumulators),
-  and memory reductions ``m[f] = m[f] op x`` (a load and a store directly in the body, ``f``
-  invariant in the loop, the element touched by nothing else in it, exact): on a *scratch
-  buffer* (below), or on other memory when an access to the element directly in the row body
-  precedes the loop or the loop always runs (the element is then read before the loop); no
-  other store and no other carried dependence (exact); or
-- a parallel loop (no carried dependence, exact), run strided by the threads.
+- *row loops*: ``affine.for`` ops with bounds on values from outside the row body, holding
+  inner loops of any depth or none, each a reduction or a parallel loop, with no dependence
+  carried besides its reductions (exact; :mod:`.gpu_reduce_loops` says which reductions:
+  ``iter_args`` combined by one op kind, ``m[f] = m[f] op x``). A loop that reduces may store
+  (attention's max loop stores the scores row); a parallel loop may hold inner reductions
+  (attention's ``for d { for j iter_args }``): it is split among the threads like any other;
+- *row buffers*: ``memref.alloc`` ops of a static shape in global memory, used only in the row
+  body, by affine accesses (any depth) and a dealloc directly in it (what ``affine-privatize``
+  leaves: attention's score, probability and accumulator rows). Each becomes one workgroup
+  buffer of the row's block, shared by its threads, unless it is used like a scratch buffer
+  (below: the one-element sums of a symbolic softmax), which each thread keeps a copy of;
+- uniform ops (computed by every thread of the row's block) and row-level loads and stores.
 
-The rows must be parallel (exact dependences, those on scratch buffers aside), the nest
-must not use a value computed on the device outside it, nor ops of unknown effect; a
-constant grid must fit CUDA's limits (x < 2**31, y and z < 65536: the innermost row is x).
+The rows must be parallel (exact dependences, those on scratch buffers aside; a row buffer is
+one per row by construction), the nest must not use a value computed on the device outside
+it, nor ops of unknown effect; a constant grid must fit CUDA's limits (x < 2**31, y and z <
+65536: the innermost row is x), and the row buffers with the reduction partials (one element
+per thread and reduction) must fit the target's shared memory per block (the opt-in limit,
+:attr:`analysis.targets.GPUTarget.shared_memory_per_block_optin`: the CUDA printer moves more
+than 48 KiB to dynamic shared memory); a refusal names the buffers and their bytes.
 
-A *scratch buffer* is a static ``memref.alloc`` at the function's top level used only by
-this nest (and a later dealloc), through affine accesses with constant subscripts, whose
-elements are each first written, in every row, by a store directly in the row body (what
-fusion's private buffers are when scalar replacement could not remove them): no value flows
-between rows through it, so each thread gets its own copy and the rows stay parallel.
+The plan also records which row-body ops a barrier must separate (:attr:`RowPlan.conflicts`):
+two ops (row loops or row-level statements) with a dependence between them within one row, on
+memory the threads share (row buffers, the function's memrefs): their threads may touch the
+same element, so the later one waits for the block. Ops that touch disjoint elements (a
+vector loop and its scalar epilogue storing one output row) need none.
+
+A *scratch buffer* is a static ``memref.alloc`` at the function's top level used only by this
+nest (and a later dealloc), or one in the row body, used through affine accesses with constant
+subscripts, whose elements are each first written, in every row, by a store directly in the
+row body (what fusion's private buffers are when scalar replacement could not remove them):
+no value flows between rows through it, so each thread gets its own copy and the rows stay
+parallel; a row loop may store to it only as a reduction.
+
+One block per row or one thread per row (``gpu-map``) is :func:`thread_per_row_reason`'s
+choice, documented there.
 """
 
 from __future__ import annotations
@@ -38,68 +53,50 @@ from dataclasses import dataclass, field
 import analysis
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.core import Block
-from affine_ir.dialects import arith
 from affine_ir.dialects.affine import (
     AffineForOp,
-    AffineLoadOp,
     AffineParallelOp,
     AffineStoreOp,
     AffineYieldOp,
 )
 from affine_ir.dialects.memref import AllocOp
-from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface
 from affine_ir.traits import ConstantLike, EffectKind, RecursiveMemoryEffects
-from affine_ir.types import FloatType, IntegerType, MemRefType, Type
+from affine_ir.types import MemRefType, element_size_in_bytes
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, at_location, loop_name, value_name
-from ..memory.scalrep import same_element
 from .gpu_map_nest import AXES, BandDim, allocates_result, band_dims, frees_memory, host_value_checker
+from .gpu_reduce_loops import (
+    COMBINING_KINDS,
+    PASS,
+    RowReduction,
+    check_row_loop,
+    constant_subscripts,
+    in_block,
+    scalar_access,
+)
 
 __all__ = ["COMBINING_KINDS", "DEFAULT_BLOCK_SIZE", "RowPlan", "RowReduction", "block_size_for",
            "plan_row_reductions", "thread_per_row_reason"]
 
-PASS = "gpu-map-reductions"
 #: Threads per block unless told otherwise: the default target's (``analysis.targets``).
 DEFAULT_BLOCK_SIZE = DEFAULT_GPU.default_threads_per_block
 MAX_ROWS = 3
-
-#: Combining ops recognised (``arith`` name without the dialect): float, then integer kinds.
-COMBINING_KINDS = ("addf", "mulf", "maximumf", "minimumf", "addi", "muli", "maxsi", "minsi", "maxui", "minui",
-                   "andi", "ori", "xori")
-#: The combining op classes and their kinds.
-_COMBINING_OPS = {arith.OPS[k]: k for k in COMBINING_KINDS}
-
-
-@dataclass
-class RowReduction:
-    """One value reduced over a row loop: the combining ``kind`` (``"addf"``...) on values of
-    ``type``; either ``iter_arg`` number ``index`` of ``loop``, or (``index`` None) the memory
-    reduction ``load``/``store`` of an element invariant in it; ``wide``: for ``truncf(op(extf
-    acc, x))``, the type ``op`` computes in (None: ``op`` works on ``type`` itself)."""
-
-    loop: AffineForOp
-    kind: str
-    type: Type
-    index: int | None = None
-    load: AffineLoadOp | None = None
-    store: AffineStoreOp | None = None
-    wide: Type | None = None
-
-    @property
-    def name(self) -> str:
-        if self.index is None:
-            return f"{value_name(self.store.memref)}[...]"
-        return value_name(self.loop.iter_args[self.index])
 
 
 @dataclass
 class RowPlan:
     """What :func:`transforms.gpu.gpu_reduce.map_row_reductions` does with a nest (nothing changed
     yet): the row loops ``rows`` (outermost first, one block each), the row ``body``, its row
-    loops ``loops`` (in order), the ``reductions``, the top-level ``scratch`` allocations made
-    thread-private, the threads per block and the constant grid size per row (None: symbolic)."""
+    loops ``loops`` (in order), the ``reductions``, the ``scratch`` allocations made thread-private
+    (top-level or in the row body), the ``row_buffers`` (the other allocations in the row body,
+    moved to workgroup memory),
+    the threads per block, the constant grid size per row (None: symbolic), the bytes of workgroup
+    memory a block uses (row buffers and reduction partials), and ``conflicts``: the pairs of
+    row-body ops ``(a, b)``, ``a`` first, with a dependence between them within one row (on memory
+    the block's threads share): a barrier must separate them."""
 
     op: Operation
     rows: list[BandDim]
@@ -107,8 +104,11 @@ class RowPlan:
     loops: list[AffineForOp] = field(default_factory=list)
     reductions: list[RowReduction] = field(default_factory=list)
     scratch: list[Operation] = field(default_factory=list)
+    row_buffers: list[Operation] = field(default_factory=list)
     block_size: int = DEFAULT_BLOCK_SIZE
     grid: list[int | None] = field(default_factory=list)
+    shared_bytes: int = 0
+    conflicts: set[tuple[Operation, Operation]] = field(default_factory=set)
 
     @property
     def axes(self) -> list[BandDim]:
@@ -134,11 +134,6 @@ def block_size_for(requested: int, loops=(), gpu: GPUTarget = DEFAULT_GPU) -> in
         longest = max(max(trips), 1)
         b = min(b, 1 << (longest - 1).bit_length())
     return b
-
-
-def _scalar_access(op: Operation) -> bool:
-    """An affine access of one element (``affine.load``/``affine.store``, not a vector access)."""
-    return isinstance(op, AffineAccessInterface) and op.vector_type is None
 
 
 # -- the row band ------------------------------------------------------------------------------------------------
@@ -168,173 +163,15 @@ def _row_band(op: Operation, is_host_value) -> tuple[list[Operation], list[BandD
     return ops, dims
 
 
-# -- reductions --------------------------------------------------------------------------------------------------
-def _kind(op: Operation) -> str | None:
-    k = _COMBINING_OPS.get(type(op))
-    return k if len(op.operands) == 2 else None
-
-
-def _chain(start: Value, end: Value, block: Block) -> str | None:
-    """The kind of the ops of one combining kind taking ``start`` to ``end`` in ``block`` (each
-    value used once, by the next op), or None."""
-    kind = None
-    v = start
-    while v is not end:
-        if len(v.uses) != 1:
-            return None
-        op = v.uses[0].op
-        k = _kind(op)
-        if op.parent is not block or k is None or sum(o is v for o in op.operands) != 1 or kind not in (None, k):
-            return None
-        kind = k
-        v = op.results[0]
-    return kind
-
-
-def _only_use(v: Value, cls: type[Operation], block: Block) -> Operation | None:
-    if len(v.uses) == 1 and isinstance(v.uses[0].op, cls) and v.uses[0].op.parent is block:
-        return v.uses[0].op
-    return None
-
-
-def _reduction(start: Value, end: Value, block: Block) -> tuple[str, Type | None] | None:
-    """(kind, wide type) of the reduction chain from ``start`` to ``end``: one combining kind, or
-    ``truncf(op(extf start, ...))`` for a narrow float accumulator; None if neither."""
-    kind = _chain(start, end, block)
-    if kind is not None:
-        return kind, None
-    ext = _only_use(start, arith.OPS["extf"], block)
-    if ext is None or end.owner is None or not isinstance(end.owner, arith.OPS["truncf"]) or \
-            end.owner.parent is not block:
-        return None
-    kind = _chain(ext.results[0], end.owner.operands[0], block)
-    if kind is None or len(end.owner.operands[0].uses) != 1:
-        return None
-    return kind, ext.results[0].type
-
-
-def _check_type(loop: AffineForOp, what: str, t: Type, kind: str) -> None:
-    float_kind = kind in ("addf", "mulf", "maximumf", "minimumf")
-    if not isinstance(t, (FloatType, IntegerType)) or (isinstance(t, IntegerType) and t.width < 8) or \
-            float_kind != isinstance(t, FloatType):
-        raise TransformError(PASS, f"cannot reduce {what} over {loop_name(loop)}: a {kind} of type {t} has no "
-                                   f"shared-memory reduction here (floats and integers of 8 bits or more)",
-                             loops=[loop])
-
-
-def _iter_arg_reductions(loop: AffineForOp) -> list[RowReduction]:
-    out = []
-    term = loop.body.terminator
-    for k, arg in enumerate(loop.iter_args):
-        end = term.operands[k]
-        found = _reduction(arg, end, loop.body) if len(end.uses) == 1 else None
-        if found is None:
-            raise TransformError(PASS, f"iter_arg {value_name(arg)} of {loop_name(loop)}{at_location(loop)} is not "
-                                       f"a reduction by a recognized combining op (one of {', '.join(COMBINING_KINDS)}"
-                                       f", each intermediate value used once)", loops=[loop])
-        _check_type(loop, value_name(arg), arg.type, found[0])
-        out.append(RowReduction(loop, found[0], arg.type, index=k, wide=found[1]))
-    return out
-
-
-def _subscripts(op: Operation) -> tuple[int, ...] | None:
-    """The constant subscripts of an affine access, or None."""
-    leaves: list[Value] = []
-    subs = access_subscripts(op, leaves)
-    return tuple(e.constant_value for e in subs) if all(e.is_constant for e in subs) else None
-
-
-def _invariant(op: Operation, loop: AffineForOp) -> bool:
-    """Every value the subscripts of ``op`` use (through affine.apply) comes from outside ``loop``."""
-    leaves: list[Value] = []
-    access_subscripts(op, leaves)
-    return all(not (isinstance(v.owner, Operation) and loop.is_ancestor_of(v.owner)) and v.owner is not loop.body
-               for v in leaves)
-
-
-def _memory_reductions(loop: AffineForOp, scratch: set[Value]) -> list[RowReduction]:
-    """The memory reductions ``m[f] = m[f] op x`` of ``loop`` (load and store directly in its body,
-    ``f`` invariant in it); TransformError for another store to a scratch buffer (each thread
-    has its own copy: strided stores would diverge) and for a reduction of other memory that
-    the loop may skip while nothing before it in the row touches the element (the load moved
-    before the loop could then fall out of bounds)."""
-    out = []
-    ops = loop.body.ops
-    for k, st in enumerate(ops):
-        if not isinstance(st, AffineStoreOp):
-            continue
-        private = st.memref in scratch
-        if not private and not _invariant(st, loop):
-            continue
-        same = [o for o in loop.walk() if _scalar_access(o) and o is not st and
-                same_element(o, st)]
-        load = same[0] if len(same) == 1 and isinstance(same[0], AffineLoadOp) and \
-            any(o is same[0] for o in ops[:k]) else None
-        found = _reduction(load.result, st.value, loop.body) if load is not None and \
-            len(st.value.uses) == 1 else None
-        if found is None:
-            if private:
-                raise TransformError(PASS, f"row loop {loop_name(loop)}{at_location(loop)} stores to the scratch "
-                                           f"buffer {value_name(st.memref)}{at_location(st)} other than as a "
-                                           f"reduction s[c] = s[c] op x", loops=[loop])
-            continue
-        row = loop.parent.ops
-        if not private and not any(_scalar_access(o) and same_element(o, st)
-                                   for o in row[: row.index(loop)]) and not analysis.always_runs(loop):
-            raise TransformError(PASS, f"row loop {loop_name(loop)}{at_location(loop)} may run zero times and reduces "
-                                       f"into {value_name(st.memref)}{at_location(st)}, which nothing before it in "
-                                       f"the row accesses", loops=[loop])
-        _check_type(loop, value_name(st.memref), st.value.type, found[0])
-        out.append(RowReduction(loop, found[0], st.value.type, load=load, store=st, wide=found[1]))
-    return out
-
-
-def _check_row_loop(loop: AffineForOp, body_op: Operation, scratch: set[Value]) -> list[RowReduction]:
-    """The reductions of the row loop ``loop`` (empty for a parallel loop), or TransformError."""
-    name = f"row loop {loop_name(loop)}{at_location(loop)}"
-    for v in loop.operands[: len(loop.operands) - len(loop.inits)]:
-        owner = v.owner
-        if isinstance(owner, Operation) and body_op.is_ancestor_of(owner):
-            raise TransformError(PASS, f"the bounds of {name} use {value_name(v)}, computed in the row (a block "
-                                       f"needs them before its threads split the loop)", loops=[loop])
-    inner = next((x for x in loop.walk() if x is not loop and isinstance(x, LoopLikeOpInterface)), None)
-    if inner is not None:
-        raise TransformError(PASS, f"{name} holds the loop {loop_name(inner)}{at_location(inner)}: nested loops deeper "
-                                   f"than one level under the rows are not mapped", loops=[loop])
-    reds = _iter_arg_reductions(loop) + _memory_reductions(loop, scratch)
-    pairs = [{r.load, r.store} for r in reds if r.index is None]
-    if reds:
-        st = next((x for x in loop.walk() if isinstance(x, MemRefAccessInterface) and x.is_write and
-                   not any(x in p for p in pairs)), None)
-        if st is not None:
-            raise TransformError(PASS, f"{name} reduces and stores to {value_name(st.memref)}{at_location(st)}: "
-                                       f"stores in a reduction loop are not mapped", loops=[loop])
-    try:
-        deps = analysis.dependences(loop)
-    except Exception as e:  # noqa: BLE001  (an analysis limit: refuse)
-        raise TransformError(PASS, f"{name}: no dependence analysis ({e})", loops=[loop]) from None
-    for d in deps:
-        if d.kind == "RAR":
-            continue
-        ends = {d.src, d.dst}
-        inside = any(ends <= p for p in pairs)
-        if not inside and any(ends & p for p in pairs):
-            raise TransformError(PASS, f"{name} reduces into an element that another access of the loop may touch: "
-                                       f"{d}", loops=[loop], dependence=d)
-        if d.carried_at(1) and not inside:
-            raise TransformError(PASS, f"{name} carries {d}, which is not a reduction: its iterations cannot be "
-                                       f"split among threads", loops=[loop], dependence=d)
-    return reds
-
-
 # -- scratch buffers ---------------------------------------------------------------------------------------------
-def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
-    """The top-level allocations that each thread may keep its own copy of (module docstring)."""
+def _scratch_buffers(op: Operation, body: Block, row_allocs: list[Operation]) -> list[Operation]:
+    """The allocations that each thread may keep its own copy of (module docstring): at the
+    function's top level, or among ``row_allocs`` (allocated in the row body)."""
     top = op.parent
     where = {o: k for k, o in enumerate(top.ops)}
     order = {o: k for k, o in enumerate(op.walk())}
     out = []
-    for a in top.ops:
+    for a in [*top.ops, *row_allocs]:
         if not allocates_result(a) or a.operands or not isinstance(a.results[0].type, MemRefType):
             continue
         mem = a.results[0]
@@ -342,10 +179,10 @@ def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
         ok = True
         for use in mem.uses:
             u = use.op
-            if frees_memory(u) and u.parent is top and where[u] > where[op]:
+            if frees_memory(u) and u.parent is a.parent and (a.parent is body or where[u] > where[op]):
                 continue
-            if u not in order or not _scalar_access(u) or u.memref is not mem or u.value_to_store is mem or \
-                    _subscripts(u) is None:
+            if u not in order or not scalar_access(u) or u.memref is not mem or u.value_to_store is mem or \
+                    constant_subscripts(u) is None:
                 ok = False
                 break
             accesses.append(u)
@@ -353,7 +190,7 @@ def _scratch_buffers(op: Operation, body: Block) -> list[Operation]:
             continue
         first: dict[tuple, Operation] = {}
         for u in sorted(accesses, key=lambda x: order[x]):
-            first.setdefault(_subscripts(u), u)
+            first.setdefault(constant_subscripts(u), u)
         if all(isinstance(u, AffineStoreOp) and u.parent is body for u in first.values()):
             out.append(a)
     return out
@@ -385,6 +222,85 @@ def _check_operands(op: Operation) -> None:
                                   f"{at_location(owner)} before it")
 
 
+# -- row buffers, workgroup memory, races --------------------------------------------------------------------------
+def _row_buffer_problem(a: Operation, body: Block) -> str:
+    """Why the allocation ``a`` in the row body cannot become a workgroup buffer, or ''."""
+    if not allocates_result(a) or len(a.results) != 1 or not isinstance(a.results[0].type, MemRefType):
+        return "it allocates something other than one memref"
+    mem = a.results[0]
+    t: MemRefType = mem.type
+    if a.operands or not t.has_static_shape:
+        return f"{value_name(mem)} has no static shape ({t}): a row buffer becomes a fixed workgroup array"
+    if t.memory_space is not None:
+        return f"{value_name(mem)} is in memory space {t.memory_space}, not global memory"
+    if element_size_in_bytes(t) is None:
+        return f"{value_name(mem)} has elements of type {t.element_type}, without a storage size"
+    row = body.parent_op
+    for use in mem.uses:
+        u = use.op
+        if frees_memory(u) and u.parent is body:
+            continue
+        if not row.is_ancestor_of(u) or not isinstance(u, AffineAccessInterface) or u.memref is not mem or \
+                u.value_to_store is mem:
+            return (f"{value_name(mem)} is used by '{u.name}'{at_location(u)}: a row buffer may only be accessed by "
+                    f"affine loads and stores in the row and freed there")
+    return ""
+
+
+def _row_buffers(op: Operation, body: Block) -> list[Operation]:
+    """The allocations directly in the row body (each becomes one workgroup buffer of the row's
+    block); TransformError for one that cannot."""
+    out = []
+    for a in body.ops:
+        if not any(e.kind is EffectKind.ALLOCATE for e in a.memory_effects() or ()):
+            continue
+        why = _row_buffer_problem(a, body)
+        if why:
+            raise _refuse(op, f"'{a.name}'{at_location(a)} in the row body: {why}")
+        out.append(a)
+    return out
+
+
+def _bytes(t: MemRefType) -> int:
+    return t.num_elements * element_size_in_bytes(t)
+
+
+def _check_shared_memory(plan: RowPlan, gpu: GPUTarget) -> int:
+    """The workgroup bytes of one block (row buffers, one partial per thread per reduction), or
+    TransformError naming the row buffers when they exceed ``gpu``'s shared memory per block
+    (the opt-in limit: the CUDA printer puts more than 48 KiB in dynamic shared memory, which the
+    runtime opts in to)."""
+    rows = [(value_name(a.results[0]), _bytes(a.results[0].type)) for a in plan.row_buffers]
+    per_thread = sum(element_size_in_bytes(r.type) for r in plan.reductions)
+    need = sum(n for _, n in rows) + plan.block_size * per_thread
+    limit = gpu.shared_memory_per_block_optin
+    if need > limit:
+        what = ", ".join(f"{name} ({n} B)" for name, n in sorted(rows, key=lambda x: -x[1]))
+        what = f"its row buffers {what} and the" if rows else "the"
+        raise _refuse(plan.op, f"{what} reduction partials ({per_thread} B per thread) need {need} B of workgroup "
+                               f"memory per block of {plan.block_size} threads; {gpu.name} has {limit} B per block")
+    return need
+
+
+def _conflicts(deps, body: Block, depth: int, private: set[Value]) -> set[tuple[Operation, Operation]]:
+    """The pairs ``(a, b)`` of ops of the row body, ``a`` first, between which a dependence
+    exists within one row (at ``depth + 1``: the rows' IVs equal) on memory the block's threads
+    share (not ``private``): their threads may touch an element in another order unless a
+    barrier separates them. An op with an effect on memory it does not name conflicts with all."""
+    out: set[tuple[Operation, Operation]] = set()
+    for d in deps:
+        if d.kind == "RAR" or d.memref in private or not d.carried_at(depth + 1):
+            continue
+        a, b = in_block(d.src, body), in_block(d.dst, body)
+        if a is not b:
+            out.add((a, b))
+    ops = list(body.ops)
+    for k, x in enumerate(ops):
+        if any(e.value is None for y in x.walk() for e in y.memory_effects() or ()):  # (unknown: refused before)
+            out |= {(y, x) for y in ops[:k]} | {(x, y) for y in ops[k + 1:]}
+    return out
+
+
 # -- the plan ----------------------------------------------------------------------------------------------------
 def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_host_value=None,
                         gpu: GPUTarget = DEFAULT_GPU) -> RowPlan:
@@ -402,21 +318,26 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     _check_operands(op)
     body = band[-1].body
     plan = RowPlan(op, rows, body)
-    plan.scratch = _scratch_buffers(op, body)
+    row_allocs = _row_buffers(op, body)
+    plan.scratch = _scratch_buffers(op, body, row_allocs)
     scratch = {a.results[0] for a in plan.scratch}
+    plan.row_buffers = [a for a in row_allocs if a.results[0] not in scratch]
+    allocs, buffers = set(row_allocs), {a.results[0] for a in row_allocs}
     for x in body.ops:
         if isinstance(x, AffineForOp):
             plan.loops.append(x)
             try:
-                plan.reductions += _check_row_loop(x, band[-1], scratch)
+                plan.reductions += check_row_loop(x, band[-1], scratch)
             except TransformError as e:
                 raise _refuse(op, e.reason, e.dependence) from None
-        elif isinstance(x, AffineYieldOp):
+        elif isinstance(x, AffineYieldOp) or x in allocs or \
+                (frees_memory(x) and any(v in buffers for v in x.operands)):
             continue
         elif x.regions:
             raise _refuse(op, f"'{x.name}'{at_location(x)} in the row body: only row loops may hold regions there")
         elif any(e.kind in (EffectKind.ALLOCATE, EffectKind.FREE) for e in x.memory_effects() or ()):
-            raise _refuse(op, f"'{x.name}'{at_location(x)} in the row body: allocations are not mapped")
+            raise _refuse(op, f"'{x.name}'{at_location(x)} in the row body: it frees memory allocated outside the "
+                              f"row")
     if not plan.reductions:
         raise _refuse(op, "no row loop reduces anything (nothing for block reductions)")
     try:
@@ -426,6 +347,7 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     for d in deps:
         if d.kind != "RAR" and d.memref not in scratch and any(d.carried_at(k) for k in range(1, len(rows) + 1)):
             raise _refuse(op, f"the rows are not parallel: {d}", d)
+    plan.conflicts = _conflicts(deps, body, len(rows), scratch)
     plan.block_size = block_size_for(block_size, plan.loops, gpu)
     for k, d in enumerate(plan.axes):
         t = d.trip_count
@@ -435,19 +357,31 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
         if t is not None and t > limit:
             raise _refuse(op, f"grid size {t} for {d.name} on {AXES[k]} exceeds CUDA's limit {limit}")
     plan.grid = [d.trip_count for d in rows]
+    plan.shared_bytes = _check_shared_memory(plan, gpu)
     return plan
 
 
 def thread_per_row_reason(plan: RowPlan) -> str:
-    """Why one thread per row (``gpu-map``) may serve the nest better, or '': an access in a
-    row loop that moves with it, but whose last (contiguous) subscript moves with a row and not
-    with the row loop,
-    so consecutive rows touch consecutive elements (matmul's ``B[k, j]``, a reduction along
-    the first axis): threads over rows then read coalesced."""
+    """Why one thread per row (``gpu-map``) may serve the nest better, or '' (a block per row).
+
+    - A nest with row buffers keeps a block per row: the block shares one copy of each buffer in
+      workgroup memory, where one thread per row would keep a copy per thread in local memory
+      (off-chip; attention's score and probability rows are 2 x S floats per row), and a block
+      per row has a row's worth of threads where one thread per row has one thread per row. For
+      attention this outweighs the broadcast reads one thread per row would get (consecutive rows
+      read the same ``K[b, h, j, d]``; with a block per row consecutive threads take consecutive
+      ``j`` and read ``K`` rows ``D`` apart, each thread walking its row's ``d`` from the cache).
+    - Otherwise, an access in a row loop that moves with it, but whose last (contiguous)
+      subscript moves with a row and not with the row loop, so consecutive rows touch
+      consecutive elements (matmul's ``B[k, j]``, a reduction along the first axis): threads over
+      rows then read coalesced, and one thread per row is chosen. Accesses in inner loops count
+      by the same rule (each thread runs its inner loops whole)."""
+    if plan.row_buffers:
+        return ""
     ivs = {d.iv for d in plan.rows}
     for loop in plan.loops:
         for x in loop.walk():
-            if not _scalar_access(x):
+            if not scalar_access(x):
                 continue
             leaves: list[Value] = []
             subs = access_subscripts(x, leaves)
