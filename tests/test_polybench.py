@@ -87,3 +87,31 @@ def test_cpu_pipeline_keeps_the_meaning(name):
             assert np.array_equal(w, g), f"{name}: the CPU pipeline changed the result"
     else:
         _close(k, want, got, f"{name} through the CPU pipeline")
+
+
+#: The kernels whose GPU mapping still holds a 1x1x1 launch of a loop nest, and why (issue 17):
+#: the solvers' inner reductions over a triangle (each a sum whose length changes with the outer
+#: loop; a block reduction per outer iteration would parallelize them), floyd-warshall and nussinov
+#: (every loop carries a dependence), seidel-2d (needs skewing: a wavefront).
+SEQUENTIAL = {"cholesky", "durbin", "floyd-warshall", "gramschmidt", "lu", "ludcmp", "nussinov", "seidel-2d",
+              "trisolv"}
+
+
+def test_the_suite_is_complete():
+    assert len(polybench.KERNELS) == 30
+    assert {k.category for k in polybench.KERNELS.values()} == set(polybench.CATEGORIES)
+
+
+def test_one_thread_launches_only_where_listed():
+    from affine_ir.testing.library_cases import LIBRARY_CASES
+    from transforms import PassManager
+    from transforms.gpu.sequential_launch import sequential_launches
+
+    def sequential(m) -> list:
+        pm = PassManager.parse(GPU_PIPELINE)
+        pm.run(m)
+        return [s for s in sequential_launches(pm.trace.decisions) if s.holds_loop]
+
+    found = {name for name in NAMES if sequential(polybench.KERNELS[name].module())}
+    assert found == SEQUENTIAL
+    assert not [name for name, build in LIBRARY_CASES.items() if sequential(build())]

@@ -1,11 +1,15 @@
 """The default pass pipelines per target (stage S3), as pass-pipeline text.
 
-- :data:`GPU_PIPELINE`: fusion and scalar replacement as for the CPU, then ``gpu-schedule``
+- :data:`GPU_PIPELINE`: fusion as for the CPU, ``affine-privatize`` (fusion's private buffers one
+  per iteration of the loops they are private to, so those loops stay parallel),
+  ``gpu-expose-parallelism`` (nests whose outermost loop carries a dependence distributed and
+  interchanged to put a parallel loop outermost, where legal), scalar replacement, then ``gpu-schedule``
   (contractions as shared-memory tiled kernels with register tiles), then the other nests'
   innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
   broadcast hoisted out), ``gpu-map-reductions`` (row reductions such as softmax and layer
   norm: a block per row, the row loops strided over its threads, a tree reduction in shared
-  memory), then ``gpu-map`` (the parallel loops of the rest to blocks x threads), then
+  memory), then ``gpu-map`` (the parallel loops of the rest to blocks x threads; an outer loop
+  carrying a dependence around parallel nests stays on the host, a loop of launches), then
   cleanups. :func:`gpu_pipeline`.
 - :data:`CPU_PIPELINE`: fusion (and scalar replacement of what fusion leaves in private
   buffers and of reductions carried in memory), then ``cpu-schedule`` (cache tiles ranked by
@@ -50,8 +54,8 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for and whose launch limits and default block sizes the mapping passes use."""
     option = "" if target == "h200" else f"{{target={target}}}"
-    passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize"] if fuse else []) + ["affine-scalrep",
-                                                                                                "canonicalize"]
+    passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize"] if fuse else [])
+    passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4}",
                "affine-loop-invariant-code-motion", "gpu-map-reductions" + option, "gpu-map" + option, "canonicalize",
                "cse"]

@@ -8,7 +8,8 @@ host side (:mod:`runtime.cuda`) runs these, in order, around the kernel launches
   a ``memref.alloca`` lives on a stack the host has not got);
 - ``FREE``: an op whose effects free memory only (``memref.dealloc``);
 - ``LAUNCH``: a ``gpu.launch``, printed as a kernel;
-- ``LOOP``: an ``affine.for`` without iter_args whose body holds only these ops (a loop of
+- ``LOOP``: an ``affine.for`` without iter_args whose body holds only these ops, a launch among
+  them (a loop of
   launches: ``gpu-map`` keeps a loop carrying a dependence on the host when nests inside it are
   parallel), its terminator aside; the host runs its iterations in order;
 - ``RETURN``: the terminator returning to the caller (``func.return``).
@@ -52,7 +53,8 @@ def host_role(op: Operation) -> HostRole | None:
         return HostRole.RETURN
     if isinstance(op, AffineForOp):
         body = [x for x in op.body.ops if not x.has_trait(IsTerminator)]
-        return HostRole.LOOP if not op.iter_args and all(host_role(x) is not None for x in body) else None
+        ok = not op.iter_args and all(host_role(x) is not None for x in body) and launches_of(body)
+        return HostRole.LOOP if ok else None
     effects = op.memory_effects()
     if not effects:
         return None

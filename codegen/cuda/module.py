@@ -112,7 +112,7 @@ def _check_host(f: FuncOp) -> None:
 def _check_host_ops(f: FuncOp, ops) -> None:
     for op in ops:
         role = host_role(op)
-        if role is None and isinstance(op, AffineForOp) and not op.iter_args:
+        if role is None and isinstance(op, AffineForOp) and not op.iter_args and launches_of(op.body.ops):
             _check_host_ops(f, [x for x in op.body.ops if not x.has_trait(IsTerminator)])  # names the op inside
         if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
