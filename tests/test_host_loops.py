@@ -95,3 +95,21 @@ def test_a_loop_holding_a_launch_and_device_work_is_no_host_loop():
     assert cc.host_role(_host_loops(m)[0]) is None
     with pytest.raises(cc.EmitError, match="'affine.store' at the top level of a host function is not mapped"):
         cc.emit(m)
+
+
+@pytest.mark.gpu
+def test_a_host_loop_runs_on_the_gpu():
+    import runtime
+
+    if not runtime.gpu_available():
+        pytest.skip("needs an NVIDIA GPU")
+    m = air.parse(TRIANGLE)
+    exe = runtime.compile(m, target="cuda", pipeline="gpu-map")
+    for n in (1, 5, 300):
+        a = (np.arange(n * n, dtype=np.float32).reshape(n, n) % 7)
+        want = run(m, [n, a])[0]
+        got = a.copy()
+        exe(n, got)
+        assert np.array_equal(got, want)
+        with exe.bind(n, a.copy()) as call:  # the recorded launches of every host iteration
+            assert len(call.launches) == max(0, n - 1)

@@ -115,3 +115,23 @@ def test_one_thread_launches_only_where_listed():
     found = {name for name in NAMES if sequential(polybench.KERNELS[name].module())}
     assert found == SEQUENTIAL
     assert not [name for name, build in LIBRARY_CASES.items() if sequential(build())]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", NAMES)
+def test_on_the_gpu_each_program_computes_what_the_interpreter_computes(name):
+    import runtime
+
+    if not runtime.gpu_available():
+        pytest.skip("needs an NVIDIA GPU")
+    k = polybench.KERNELS[name]
+    m = k.module()
+    args = k.arguments("MINI", exact=True)
+    want = run(m, args)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    runtime.compile(m, target="cuda")(*got)
+    if k.exact_ok:
+        for w, g in zip(want, _arrays(got)):
+            assert np.array_equal(w, g), f"{name}: the GPU result differs from the interpreter's"
+    else:
+        _close(k, want, _arrays(got), f"{name} on the GPU")
