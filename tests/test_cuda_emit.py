@@ -17,7 +17,7 @@ from affine_ir.dialects import arith as arith_d
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.testing import programs_with_inputs
 from affine_ir.types import index
-from codegen.cuda import CudaProgram, EmitError, KernelParam, KernelSpec, emit
+from codegen.cuda import CudaProgram, EmitError, HostRole, KernelParam, KernelSpec, emit, host_loop_range, host_role
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
 
@@ -679,7 +679,8 @@ def gpu_run(program: CudaProgram, args: list) -> None:
                 shadow = env[op.results[0]] = np.zeros(shape, numpy_dtype(t.element_type))
                 ptr = buffers[op.results[0]] = _check(drv.cuMemAlloc(max(1, shadow.nbytes)), "cuMemAlloc")
                 _check(drv.cuMemsetD8(ptr, 0, max(1, shadow.nbytes)), "cuMemsetD8")
-        for k in program.kernels:
+
+        def launch(k) -> None:
             fn = _check(drv.cuModuleGetFunction(module, k.name.encode()), "cuModuleGetFunction")
             values = []
             for p in k.params:
@@ -693,7 +694,7 @@ def gpu_run(program: CudaProgram, args: list) -> None:
             ptrs = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
             grid = [_host_index(v, env) for v in k.launch.grid_size]
             if min(grid) < 1:  # an empty iteration space: no block runs
-                continue
+                return
             if k.dynamic_shared_bytes:
                 _check(drv.cuFuncSetAttribute(
                     fn, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -701,6 +702,19 @@ def gpu_run(program: CudaProgram, args: list) -> None:
             _check(drv.cuLaunchKernel(fn, *grid, *k.block, k.dynamic_shared_bytes, 0, ctypes.addressof(ptrs), 0),
                    f"cuLaunchKernel {k.name}")
             _check(drv.cuCtxSynchronize(), f"running {k.name}")
+
+        specs = {k.launch: k for k in program.kernels}
+
+        def run_host(ops) -> None:  # launches in program order, host loops iterated
+            for op in ops:
+                if op in specs:
+                    launch(specs[op])
+                elif host_role(op) is HostRole.LOOP:
+                    for iv in host_loop_range(op, env):
+                        env[op.induction_var] = iv
+                        run_host(op.body.ops)
+
+        run_host(f.body.ops)
         for a, x in zip(f.args, args):
             if a in buffers and x.nbytes:
                 out = np.empty_like(x)

@@ -113,3 +113,14 @@ def test_a_host_loop_runs_on_the_gpu():
         assert np.array_equal(got, want)
         with exe.bind(n, a.copy()) as call:  # the recorded launches of every host iteration
             assert len(call.launches) == max(0, n - 1)
+
+
+def test_a_max_lower_bound_in_a_host_loop_gives_a_grid_without_the_max_as_an_operand():
+    """The grid of a loop from max(%k, 2) is a min over the bound pairs: an affine.max result in a
+    host loop's body is neither a valid dim nor a valid symbol of another affine op there."""
+    text = TRIANGLE.replace("affine.for %i = %k to %n", "affine.for %i = max affine_map<(d0) -> (d0, 2)>(%k) to %n")
+    m = air.parse(text)
+    out, _ = map_to_gpu(m, "gpu-map")
+    for n in (1, 3, 9):
+        args = [n, np.arange(n * n, dtype=np.float32).reshape(n, n) % 5]
+        assert_same_bits_in_both_thread_orders(run(m, args), out, args, f"n={n}")

@@ -127,6 +127,8 @@ def test_on_the_gpu_each_program_computes_what_the_interpreter_computes(name):
     k = polybench.KERNELS[name]
     m = k.module()
     args = k.arguments("MINI", exact=True)
+    if name == "gramschmidt":  # PolyBench's A is rank-deficient: columns past the rank are rounding noise
+        args[2] = np.random.default_rng(0).standard_normal(args[2].shape).astype(np.float32)
     want = run(m, args)
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     runtime.compile(m, target="cuda")(*got)

@@ -54,7 +54,7 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for and whose launch limits and default block sizes the mapping passes use."""
     option = "" if target == "h200" else f"{{target={target}}}"
-    passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize"] if fuse else [])
+    passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4}",
                "affine-loop-invariant-code-motion", "gpu-map-reductions" + option, "gpu-map" + option, "canonicalize",

@@ -432,9 +432,9 @@ def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | No
             grid_values.append(host.constant(g))
             grid_text.append(g)
             continue
-        lo = AffineExpr.symbol(len(d.operands)) if lbv is not None else d.lbs[0]
-        ops = d.operands + ([lbv] if lbv is not None else [])
-        v = host.index_value([(u - lo).ceildiv(d.step * b) for u in d.ubs], ops, op, "min",
+        # ceildiv(min(ubs) - max(lbs), step * b) as a min over the pairs: no affine.max result
+        # as an operand (in a loop kept on the host it would be neither a valid dim nor symbol)
+        v = host.index_value([(u - lo).ceildiv(d.step * b) for u in d.ubs for lo in d.lbs], d.operands, op, "min",
                              f"{d.iv.name_hint or 'iv'}_grid")
         grid_values.append(v)
         grid_text.append(value_name(v))

@@ -29,7 +29,7 @@ from analysis.dependences import DependenceAnalysis
 from analysis.privatization import PrivateScope, private_scope
 
 from ..loop_utils import value_name
-from ..pass_base import Pass, PassContext, register_pass
+from ..pass_base import Pass, PassContext, option, register_pass
 
 __all__ = ["Privatize", "privatize_buffers", "sink_allocation"]
 
@@ -53,11 +53,12 @@ def sink_allocation(alloc: AllocOp, scope: PrivateScope) -> None:
         body.append(dealloc)
 
 
-def privatize_buffers(func: FuncOp, ctx: PassContext | None = None) -> list[PrivateScope]:
+def privatize_buffers(func: FuncOp, ctx: PassContext | None = None, dynamic_shapes: bool = True) -> list[PrivateScope]:
     """Sink every privatizable ``memref.alloc`` of ``func`` into its loop (see the module
-    docstring); returns what moved. The program computes exactly what it computed."""
+    docstring); with ``dynamic_shapes`` false only those of static shape (a GPU thread's private
+    buffer needs one). Returns what moved. The program computes exactly what it computed."""
     moved: list[PrivateScope] = []
-    allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    allocs = [op for op in func.walk() if isinstance(op, AllocOp) and (dynamic_shapes or not op.operands)]
     analysis = None
     for alloc in allocs:
         if analysis is None:
@@ -85,7 +86,9 @@ class Privatize(Pass):
 
     name = "affine-privatize"
     summary = "Allocate buffers written before read in each iteration of a loop inside that loop (privatization)"
+    dynamic_shapes: bool = option(True, "also buffers of dynamic shape (the GPU pipeline: false, a thread's "
+                                        "private buffer needs a static shape)")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         if not func.is_declaration:
-            privatize_buffers(func, ctx)
+            privatize_buffers(func, ctx, self.dynamic_shapes)
