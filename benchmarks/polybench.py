@@ -17,17 +17,18 @@ size parameter to its MINI value, as the float32 error bound of an n-term sum gr
 
 Timing: the kernels update their arrays in place (stencils, solvers; run again on their own
 output some drift to inf/nan), so every call gets a fresh copy of the inputs, made before the
-timing. gpu and torch cycle through ``--warmup`` + ``--repeat`` device copies, each used once
-(at most ``--gpu-mem-gb``; fewer copies are re-used, updated in place, and the row says so),
-which also keeps each call's data out of L2; gpu times the launches of ``exe.bind(*copy)``
-(arguments checked and packed once, as a torch op; the checked run was a full call), torch one
-call of ``k.torch``: the median of ``--repeat`` CUDA-event timings (:func:`runtime.cuda_driver.
-time_all_ms`, legacy default stream) after ``--warmup``. cpu: wall-clock median of
-``--cpu-repeat`` calls, each on a fresh host copy. A checked run longer than ``--gpu-max-s`` /
-``--cpu-max-s`` is not repeated: it is the time ("1 call"). A GPU call cannot be interrupted, so
-above SMALL a kernel with a 1x1x1 launch of a loop nest (one GPU thread) is first timed at SMALL;
-if that time scaled by the flops ratio exceeds ``--gpu-skip-s`` the gpu side is skipped (the row
-gives the estimate, low when the data outgrows the caches, high when SMALL is launch-bound).
+timing. gpu and torch cycle through ``--warmup`` + ``--repeat`` device copies, each used once,
+which also keeps each call's data out of L2 (at most ``--gpu-mem-gb`` of copies and
+MAX_BOUND_LAUNCHES prepared launches: fewer copies are re-used, updated in place, as the row
+says); gpu times the launches of ``exe.bind(*copy)`` (arguments checked and packed once, as a
+torch op; the checked run was a full call), torch one call of ``k.torch``: the median of
+``--repeat`` CUDA-event timings (:func:`runtime.cuda_driver.time_all_ms`, legacy default stream)
+after ``--warmup``. cpu: wall-clock median of ``--cpu-repeat`` calls, each on a fresh host copy.
+A checked run longer than ``--gpu-max-s`` / ``--cpu-max-s`` is not repeated: it is the time
+("1 call"). A GPU call cannot be interrupted, so above SMALL a kernel with a 1x1x1 launch of a
+loop nest (one GPU thread) is first timed at SMALL; if that time scaled by the flops ratio
+exceeds ``--gpu-skip-s`` the gpu side is skipped (the row gives the estimate: low when the data
+outgrows the caches, high when SMALL is launch-bound).
 
     python benchmarks/polybench.py [--dataset LARGE] [--only gemm,lu] [--repeat 20] [--record]
     python benchmarks/polybench.py --list            # kernels, sizes, flops, bytes (no GPU, no compile)
@@ -66,8 +67,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import polybench  # noqa: E402  (the package benchmarks/polybench/: a package wins over this file)
 from gpu import _cell, _clean, _driver_release, _first_line, ratio  # noqa: E402  (benchmarks/gpu.py's)
 
-#: Most prepared launches kept bound at once (doitgen makes 42,000 a call at LARGE).
-MAX_BOUND_LAUNCHES = 200_000
+#: Most prepared launches kept bound at once, over the input copies (binding takes tens of us a launch;
+#: at LARGE doitgen makes 42,000 a call, ludcmp 7,500, lu and atax 5,500, the stencils 1,000-2,000).
+MAX_BOUND_LAUNCHES = 50_000
 PROBE_DATASET = "SMALL"
 
 
@@ -344,7 +346,8 @@ def run_reference(k: polybench.Kernel, o: Options, row: Row, args, outputs) -> l
         return None
     try:
         if _probe(o):
-            est, _, _ = estimate_ms(lambda small: _wall_ms(k.reference, small), k, o.dataset)
+            est, _, _ = estimate_ms(lambda small: min(_wall_ms(k.reference, _host_copy(small)) for _ in range(2)), k,
+                                    o.dataset)
             if est > o.ref_max_s * 1e3:
                 row.note = f"reference skipped: estimated {est / 1e3:.0f} s from {PROBE_DATASET}"
                 return None

@@ -183,6 +183,15 @@ def test_cpu_side_end_to_end_at_mini(capsys):
     assert out[0] == pb.HEADER and [_cells(x)[0] for x in out[1:]] == ["gemm", "jacobi-1d", "lu"]
 
 
+def test_main_at_mini_prints_the_method_table_and_summary(capsys):
+    assert pb.main(["--dataset", "MINI", "--only", "gemm,jacobi-1d", "--cpu-repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Method: dataset MINI;" in out and "cpu: wall-clock median of 1 calls" in out
+    table = out[out.index("\n" + pb.HEADER + "\n|---"):].splitlines()
+    assert [_cells(x)[0] for x in table[3:5]] == ["gemm", "jacobi-1d"]
+    assert "- Check failures: 0" in out
+
+
 def test_a_failing_kernel_is_a_row_and_the_run_goes_on(monkeypatch):
     broken = dataclasses.replace(KERNELS["gemm"], name="no-such-kernel")  # module(): no such file
     rows = pb.run_all(None, [broken, KERNELS["jacobi-1d"]], MINI)
@@ -217,11 +226,11 @@ def test_a_slow_reference_is_skipped_on_its_small_estimate(monkeypatch):
     k = dataclasses.replace(KERNELS["seidel-2d"], reference=slow_reference)
     monkeypatch.setattr(pb, "run_cpu", lambda *a: (pb.Side(ms=1.0, calls=1), None))  # no LARGE cpu run here
     (row,) = pb.run_all(None, [k], dataclasses.replace(MINI, dataset="LARGE", ref_max_s=60.0))
-    assert calls == [KERNELS["seidel-2d"].sizes["SMALL"]["TSTEPS"]]  # the SMALL probe only
+    assert calls == [KERNELS["seidel-2d"].sizes["SMALL"]["TSTEPS"]] * 2  # the SMALL probe (best of 2) only
     assert row.note.startswith("reference skipped: estimated ") and row.note.endswith(" s from SMALL")
     assert int(row.note.split()[3]) >= 0.05 * 3500  # 50 ms x a flops ratio of 3593
     (row,) = pb.run_all(None, [k], dataclasses.replace(MINI, dataset="LARGE", ref_max_s=1e6))
-    assert len(calls) == 3 and not row.note  # probe, then the LARGE reference
+    assert len(calls) == 5 and calls[-1] == 500 and not row.note  # probe, then the LARGE reference
 
 
 # -- the gpu and torch sides, with numpy for torch and the CPU executable for the GPU -------------------
