@@ -49,6 +49,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-loop-normalize": "loops.normalize",
     "affine-loop-tile": "loops.tile",
     "affine-loop-permute": "loops.permute",
+    "affine-loop-skew": "loops.skew",
     "affine-loop-unroll": "loops.unroll",
     "affine-loop-unroll-jam": "loops.unroll_jam",
     "affine-scalrep": "memory.scalrep",
