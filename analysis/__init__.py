@@ -7,7 +7,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
   fusion), :func:`memref_dependence_remarks` (MLIR's ``-test-memref-dependence-check``).
 - Loop properties: :func:`is_parallel`, :func:`parallel_decision`, :func:`reduction_kind`,
   :func:`perfect_band`, :func:`permutable_bands`, trip counts; :func:`permutation_violation`
-  (exact legality of a loop permutation against one dependence).
+  (exact legality of a loop permutation against one dependence); :func:`plan_skew` (the skew and
+  wavefront of a band that make its inner loops parallel, with the new bounds).
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
   :func:`compute_slice` (the producer iterations a consumer iteration needs, for fusion),
   :func:`check_fusion` (which dependences fusing at a slice keeps), :func:`reads_covered_within`.
@@ -59,6 +60,7 @@ from .permutation import permutation_violation
 from .privatization import PrivateScope, private_scope
 from .ranges import RangeContext
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
+from .skew import SkewPlan, SkewRefusal, find_skew, plan_skew, wavefront_matrix
 from .slices import ComputationSlice, SliceError, SliceErrorKind, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
@@ -74,4 +76,5 @@ __all__ = [
     "perfect_band", "PrivateScope", "private_scope",
     "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_identity", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
+    "SkewPlan", "SkewRefusal", "find_skew", "plan_skew", "wavefront_matrix",
 ]

@@ -159,6 +159,30 @@ func.func @bounds(%A: memref<64x64xf32>, %a: index, %N: index) {
         assert_same_results(m, out, [A, a, n])
 
 
+def test_a_max_lower_bound_of_a_host_loop_iv_gives_a_grid_of_every_pair():
+    """Inside a host loop an affine.max of its IV is no valid dim or symbol of another map (MLIR's
+    rules), so the grid is min over (upper, lower) pairs of ceildiv(upper - lower, block), not a map
+    of the host max (which did not verify)."""
+    text = """
+func.func @host_max(%A: memref<8x40xi32>, %N: index) {
+  affine.for %t = 1 to 8 {
+    affine.for %i = max affine_map<(d0) -> (d0 * 2, 3)>(%t) to min affine_map<(d0)[s0] -> (d0 + 30, s0)>(%t)[%N] {
+      %v = affine.load %A[%t - 1, %i] : memref<8x40xi32>
+      affine.store %v, %A[%t, %i] : memref<8x40xi32>
+    }
+  }
+  return
+}"""
+    m = air.parse(text)
+    out, decisions = mapped(m)
+    text = str(out)
+    assert "kept %t on the host" in decisions[0].message
+    assert "%i_lb = affine.max" in text and "%i_grid = affine.min #map1(%t)[%N]" in text, text
+    A = np.arange(8 * 40, dtype=np.int32).reshape(8, 40)
+    for n in (40, 17, 2):
+        assert_same_results(m, out, [A, n])
+
+
 def test_affine_parallel_bands_and_reductions():
     text = """
 func.func @par(%A: memref<40x30xf32>, %out: memref<1xf32>, %N: index) {

@@ -13,7 +13,7 @@ text, the default pipelines, errors, testing helpers, shared loop utilities); th
 live in one folder per stage:
 
 - ``transforms.cleanup``: canonicalize, cse, dce
-- ``transforms.loops``: tile, permute, unroll, unroll-jam, normalize, LICM, parallelize
+- ``transforms.loops``: tile, permute, skew, unroll, unroll-jam, normalize, LICM, parallelize
 - ``transforms.fusion``: affine-loop-fusion
 - ``transforms.memory``: scalar replacement, copy generation
 - ``transforms.cpu``: cpu-schedule, vectorize

@@ -50,6 +50,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-loop-tile": "loops.tile",
     "affine-loop-permute": "loops.permute",
     "affine-loop-distribute": "loops.distribute",
+    "affine-loop-skew": "loops.skew",
     "affine-loop-unroll": "loops.unroll",
     "affine-loop-unroll-jam": "loops.unroll_jam",
     "affine-scalrep": "memory.scalrep",

@@ -6,10 +6,12 @@
   interchanged to put a parallel loop outermost, where legal), scalar replacement, then ``gpu-schedule``
   (contractions as shared-memory tiled kernels with register tiles), then the other nests'
   innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
-  broadcast hoisted out), ``gpu-map-reductions`` (row reductions such as softmax and layer
-  norm: a block per row, the row loops strided over its threads, a tree reduction in shared
-  memory), then ``gpu-map`` (the parallel loops of the rest to blocks x threads; an outer loop
-  carrying a dependence around parallel nests stays on the host, a loop of launches), then
+  broadcast hoisted out), ``affine-loop-skew`` (a nest without any parallel loop skewed into a
+  wavefront whose inner loops are parallel, where the exact dependences allow),
+  ``gpu-map-reductions`` (row reductions such as softmax and layer norm: a block per row, the row
+  loops strided over its threads, a tree reduction in shared memory), then ``gpu-map`` (the
+  parallel loops of the rest to blocks x threads; an outer loop carrying a dependence around
+  parallel nests stays on the host, a loop of launches), then
   cleanups. :func:`gpu_pipeline`.
 - :data:`CPU_PIPELINE`: fusion (and scalar replacement of what fusion leaves in private
   buffers and of reductions carried in memory), then ``cpu-schedule`` (cache tiles ranked by
@@ -57,8 +59,8 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4}",
-               "affine-loop-invariant-code-motion", "gpu-map-reductions" + option, "gpu-map" + option, "canonicalize",
-               "cse"]
+               "affine-loop-invariant-code-motion", "affine-loop-skew", "gpu-map-reductions" + option,
+               "gpu-map" + option, "canonicalize", "cse"]
     return ",".join(passes)
 
 

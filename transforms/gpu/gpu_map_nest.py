@@ -432,10 +432,14 @@ def map_nest(op: Operation, block_sizes: Sequence[int] = (), host: HostPlan | No
             grid_values.append(host.constant(g))
             grid_text.append(g)
             continue
-        # ceildiv(min(ubs) - max(lbs), step * b) as a min over the pairs: no affine.max result
-        # as an operand (in a loop kept on the host it would be neither a valid dim nor symbol)
-        v = host.index_value([(u - lo).ceildiv(d.step * b) for u in d.ubs for lo in d.lbs], d.operands, op, "min",
-                             f"{d.iv.name_hint or 'iv'}_grid")
+        lo = AffineExpr.symbol(len(d.operands)) if lbv is not None else d.lbs[0]
+        ops = d.operands + ([lbv] if lbv is not None else [])
+        exprs = [(u - lo).ceildiv(d.step * b) for u in d.ubs]
+        if lbv is not None and not is_valid_symbol(lbv, affine_scope(op)):
+            # in a host loop the max is no valid dim or symbol of another map: ceildiv(min(u) - max(l), s)
+            # is the min over (u, l) of ceildiv(u - l, s)
+            exprs, ops = [(u - lb).ceildiv(d.step * b) for u in d.ubs for lb in d.lbs], d.operands
+        v = host.index_value(exprs, ops, op, "min", f"{d.iv.name_hint or 'iv'}_grid")
         grid_values.append(v)
         grid_text.append(value_name(v))
     one = host.constant(1)
