@@ -127,8 +127,12 @@ def test_on_the_gpu_each_program_computes_what_the_interpreter_computes(name):
     k = polybench.KERNELS[name]
     m = k.module()
     args = k.arguments("MINI", exact=True)
-    if name == "gramschmidt":  # PolyBench's A is rank-deficient: columns past the rank are rounding noise
-        args[2] = np.random.default_rng(0).standard_normal(args[2].shape).astype(np.float32)
+    rng = np.random.default_rng(0)
+    if name == "gramschmidt":  # PolyBench's N > M: columns past the rank M are rounding noise; full rank here
+        args = k.arguments(sizes={"M": 30, "N": 20})
+        args[2] = rng.standard_normal(args[2].shape).astype(np.float32)
+    if name == "durbin":  # PolyBench's r amplifies rounding (any other order of a sum moves y by ~1e-4)
+        args[1] = rng.uniform(-0.05, 0.05, args[1].shape).astype(np.float32)
     want = run(m, args)
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     runtime.compile(m, target="cuda")(*got)
