@@ -294,7 +294,7 @@ def _check_carried_loops(box: isl.Map, src_rel: isl.Map, src_chain: list[LoopInf
     left out. A loop the slice runs whole (for each value of the loops around it) is fine."""
     nsrc = len(src_chain)
     for k, lp in enumerate(src_chain):
-        if not lp.op.results:
+        if not lp.op.results or not _carried_values_matter(lp.op):
             continue
         box_k = box.project_out(_DT.out, k + 1, nsrc - k - 1)
         outer = box.project_out(_DT.out, k, nsrc - k).insert_dims(_DT.out, k, 1)
@@ -303,6 +303,28 @@ def _check_carried_loops(box: isl.Map, src_rel: isl.Map, src_chain: list[LoopInf
             raise SliceError(f"the slice would run part of {value_label(lp.iv)}, which carries values from one "
                              f"iteration to the next ({len(lp.op.results)} loop result(s)): its slice iterations "
                              f"would start from the initial values", SliceErrorKind.CUTS_CARRIED_LOOP)
+
+
+def _carried_values_matter(loop: Operation) -> bool:
+    """Whether what ``loop`` carries from one iteration to the next reaches anything a slice keeps:
+    its results are used, or an op with memory effects (a store) in its body uses a value computed
+    from its iter_args. (A carried value that only feeds an unused result does not.)"""
+    if any(r.uses for r in loop.results):
+        return True
+    body = loop.regions[0].blocks[0]
+    ivs = set(loop.induction_vars)
+    tainted = {a for a in body.args if a not in ivs}
+    for op in loop.walk():
+        if op is loop:
+            continue
+        if any(v in tainted for v in op.operands):
+            if op.memory_effects() != () and not op.has_trait(IsTerminator):
+                return True
+            tainted.update(op.results)
+            for region in op.regions:
+                for b in region.blocks:
+                    tainted.update(b.args)
+    return False
 
 
 def _bounds(needed: isl.Map, src_rel: isl.Map, src_chain: list[LoopInfo], notes: list[str], npre: int,

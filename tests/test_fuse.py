@@ -497,8 +497,10 @@ def test_random_programs_keep_their_meaning():
     check()
     assert stats["runs"] == 400
     # General programs rarely hold a fusable pair (their memrefs are arguments, written in
-    # part, read in another order): 39 of the 400 runs fuse (fusion_programs below: most).
-    assert stats["fused"] >= 35, stats
+    # part, read in another order): 39 of the 400 runs fuse with CI's seed, 27-34 with fresh
+    # seeds since slices no longer cut loops whose carried values reach a store or a used result
+    # (fusion_programs below: most).
+    assert stats["fused"] >= 25, stats
 
 
 def test_random_fusion_programs_keep_their_meaning():
@@ -685,3 +687,16 @@ def test_a_slice_never_cuts_a_loop_that_carries_values_in_iter_args():
     assert "iter_args" in str(out)
     args = int_args(m, symbol=6)
     assert_equivalent(m, out, args)
+
+
+def test_a_slice_may_cut_a_loop_whose_carried_value_reaches_nothing_it_keeps():
+    """The sum carried in iter_args only feeds the loop's unused result: the stores do not depend
+    on it, so a one-iteration slice of %j is exact (depth 2 stays legal)."""
+    import analysis
+
+    text = PREFIX_SUM.replace("affine.store %s, %B[%i, %j]", "affine.store %x, %B[%i, %j]")
+    m = air.parse(text)
+    src, dst = [op for op in m.functions[0].body.ops if op.name == "affine.for"]
+    assert analysis.compute_slice(src, dst, 2).is_valid
+    out = run_pipeline("affine-loop-fusion", m)
+    assert_equivalent(m, out, int_args(m, symbol=5))
