@@ -29,7 +29,7 @@ from affine_ir.dialects.affine import AffineForOp
 from ..errors import TransformError
 from ..loop_utils import loop_name, loops_text
 from ..loops.distribute import distribute_loop
-from ..loops.permute import check_permutation, permute_loops
+from ..loops.permute import permute_loops
 from ..pass_base import Pass, PassContext, register_pass
 
 __all__ = ["ExposeParallelism", "expose_parallelism", "parallel_to_front"]
@@ -45,9 +45,10 @@ def _parallel(loop: AffineForOp) -> bool:
 
 
 def parallel_to_front(nest: AffineForOp) -> AffineForOp | None:
-    """Move the outermost loop of ``nest``'s perfect band that is parallel as the outermost loop
-    to the front (the others keeping their order), when legal; returns the new outermost loop, or
-    None (nothing changed)."""
+    """Move the outermost loop of ``nest``'s perfect band that is parallel where it stands to the
+    front (the others keeping their order), the first such move that is legal; returns the new
+    outermost loop when it is parallel there, else None (nothing moved, or a legal move left a
+    loop that is not parallel at the front)."""
     band = analysis.perfect_band(nest)
     for k in range(1, len(band)):
         if band[k].iter_args or not _parallel(band[k]):
@@ -55,39 +56,37 @@ def parallel_to_front(nest: AffineForOp) -> AffineForOp | None:
         perm = [j + 1 if j < k else j for j in range(len(band))]
         perm[k] = 0
         try:
-            check_permutation(band, perm)
+            new = permute_loops(band, perm)  # checks legality; refused: the IR is unchanged
         except TransformError:
             continue
-        new = permute_loops(band, perm)
-        if _parallel(new[0]):
-            return new[0]
-        back = [new.index(x) for x in band]  # the original order again
-        permute_loops(new, [back[band.index(x)] for x in new])
+        # kept even when the front loop is not parallel there (legal; the way back may not be
+        # writable for non-rectangular bounds)
+        return new[0] if _parallel(new[0]) else None
     return None
 
 
 def expose_parallelism(func: FuncOp, ctx: PassContext | None = None) -> int:
     """Apply the pass to every top-level nest of ``func`` whose outermost loop is not parallel
-    (module docstring); returns how many nests changed."""
+    (module docstring); returns how many nests were distributed or had a loop moved to the front."""
     changed = 0
     for nest in [x for x in func.body.ops if isinstance(x, AffineForOp)]:
         if nest.iter_args or _parallel(nest):
             continue
-        before = str(nest)
         try:
             nests = distribute_loop(nest, recursive=True)
         except TransformError:
             continue
+        moved = 0
         for x in nests:
-            if _parallel(x):
-                continue
-            front = parallel_to_front(x)
-            if front is not None and ctx is not None:
-                ctx.applied(front, f"moved {loop_name(front)} to the front of "
-                                   f"{loops_text(analysis.perfect_band(front))}: it is parallel there")
+            front = None if _parallel(x) else parallel_to_front(x)
+            if front is not None:
+                moved += 1
+                if ctx is not None:
+                    ctx.applied(front, f"moved {loop_name(front)} to the front of "
+                                       f"{loops_text(analysis.perfect_band(front))}: it is parallel there")
         if len(nests) > 1 and ctx is not None:
             ctx.applied(nests[0], f"distributed {loop_name(nests[0])} into {len(nests)} nests")
-        changed += any(str(x) != before for x in nests) or len(nests) > 1
+        changed += len(nests) > 1 or moved > 0
     return changed
 
 

@@ -212,9 +212,7 @@ def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=N
                                             f"'{op.name}'{where} is not a host value", location=op.location)
         if isinstance(op, LaunchOp) or (isinstance(op, AffineForOp) and is_host_loop(op, is_host)):
             kind = _LAUNCH
-        elif op.has_trait(ReturnLike) and body is not func.body:  # a host loop's affine.yield
-            kind = _HOST
-        elif is_host_op(op, is_host):
+        elif is_host_op(op, is_host):  # (a host loop's affine.yield too: it returns nothing)
             kind = _HOST
         elif op.is_pure and not op.regions and all(
                 v.owner is func.body or v.owner is body or is_host(v) or kinds.get(v.owner) in (_HOST, _REMAT)
