@@ -655,3 +655,44 @@ def test_vectorized_sum_of_negative_zeros_keeps_the_sign():
     S = np.zeros(4, np.float32)
     air.interpret(m, X, S)
     assert np.all(np.signbit(S)), S
+
+
+FDTD_LIKE = """func.func @f(%n: index, %m: index, %A: memref<?x?xf32>, %B: memref<?x?xf32>) {
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %m {
+      %a = affine.load %A[%i, %j] : memref<?x?xf32>
+      %b = arith.addf %a, %a : f32
+      affine.store %b, %B[%i, %j] : memref<?x?xf32>
+    }
+  }
+  affine.for %k = 0 to %n {
+    %a = affine.load %A[%k, 0] : memref<?x?xf32>
+    affine.store %a, %B[%k, 0] : memref<?x?xf32>
+  }
+  return
+}"""
+
+
+def test_nested_remainders_false_keeps_a_nest_perfect_and_vectorizes_outermost_loops():
+    """The GPU pipeline's option: a nested symbolic loop would leave a remainder loop beside it
+    (the band i, j would no longer be perfect), so it stays scalar; an outermost loop still gets
+    its vector loop and remainder; a constant multiple of the width is vectorized as before."""
+    m = air.parse(FDTD_LIKE)
+    pm = PassManager.parse("affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}")
+    out = pm.run(m)  # (the same pipeline text as the GPU pipeline's vectorizer)
+    i_loop, k_loop, *rest = [op for op in out.functions[0].body.ops if isinstance(op, AffineForOp)]
+    assert [type(x) for x in i_loop.body.ops].count(AffineForOp) == 1
+    assert not any(isinstance(x, AffineVectorLoadOp) for x in i_loop.walk())
+    assert any("would leave a remainder loop inside %i" in d.message for d in pm.trace.decisions)
+    assert any(isinstance(x, AffineVectorLoadOp) for x in k_loop.walk()) is False  # stride-n: not contiguous
+    default = PassManager.parse("affine-super-vectorize{virtual-vector-size=4}").run(air.parse(FDTD_LIKE))
+    (i_default,) = [op for op in default.functions[0].body.ops if isinstance(op, AffineForOp)][:1]
+    assert [type(x) for x in i_default.body.ops].count(AffineForOp) == 2  # vector loop + remainder
+    static = FDTD_LIKE.replace("memref<?x?xf32>", "memref<8x16xf32>").replace("%m", "16")
+    static = static.replace("%n: index, 16: index, ", "%n: index, ")
+    gpu_like = "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}"
+    s = PassManager.parse(gpu_like).run(air.parse(static))
+    assert any(isinstance(x, AffineVectorLoadOp) for x in s.walk())
+    for n, mm in ((3, 5), (2, 8)):
+        args = [n, mm, np.arange(64, dtype=np.float32).reshape(8, 8), np.zeros((8, 8), np.float32)]
+        assert_equivalent(m, out, args)

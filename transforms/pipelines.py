@@ -6,7 +6,8 @@
   interchanged to put a parallel loop outermost, where legal), scalar replacement, then ``gpu-schedule``
   (contractions as shared-memory tiled kernels with register tiles), then the other nests'
   innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
-  broadcast hoisted out), ``affine-loop-skew`` (a nest without any parallel loop skewed into a
+  broadcast hoisted out; a nested loop only without a remainder loop, so bands stay perfect),
+  ``affine-loop-skew`` (a nest without any parallel loop skewed into a
   wavefront whose inner loops are parallel, where the exact dependences allow),
   ``gpu-map-reductions`` (row reductions such as softmax and layer norm: a block per row, the row
   loops strided over its threads, a tree reduction in shared memory), then ``gpu-map`` (the
@@ -58,7 +59,7 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     option = "" if target == "h200" else f"{{target={target}}}"
     passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
-    passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4}",
+    passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",
                "affine-loop-invariant-code-motion", "affine-loop-skew", "gpu-map-reductions" + option,
                "gpu-map" + option, "canonicalize", "cse"]
     return ",".join(passes)

@@ -40,6 +40,9 @@ applied; a nest where none is gets a note with the reason of its deepest refused
 Differences from MLIR's pass: one vector dimension (``virtual-vector-size`` is one integer),
 loops chosen by legality and contiguity (MLIR's patterns and ``test-fastest-varying`` are
 not modelled), remainder loops where MLIR masks, and exact (isl) dependences.
+``nested-remainders=false`` (the GPU pipeline's) skips a loop nested in another one whose
+remainder loop would make the enclosing nest imperfect (the GPU maps a perfect band of parallel
+loops to blocks x threads; a remainder would leave only the outer loop mapped).
 """
 
 from __future__ import annotations
@@ -237,6 +240,9 @@ class SuperVectorize(Pass):
     virtual_vector_size: int = option(8, "lanes of the virtual vectors (the width; LLVM splits them into registers)")
     vectorize_reductions: bool = option(False, "vectorize loops carrying iter_args reductions (reassociates them)")
     loop_depth: int = option(-1, "vectorize the loops at this depth of each nest (-1: choose the deepest legal)")
+    nested_remainders: bool = option(True, "vectorize a loop nested in another one also when it leaves a remainder "
+                                           "loop (false: only trip counts known to be multiples of the width, so "
+                                           "the nest stays perfect: the GPU pipeline maps the whole band)")
 
     def run_on_function(self, func, ctx: PassContext) -> None:
         for nest in _nests(func):
@@ -282,6 +288,9 @@ class SuperVectorize(Pass):
             return None, f"{name}: its trip count {plan.trip_count} is below the width {w}"
         if not plan.loads and not plan.stores:
             return None, f"{name}: no access in it is contiguous (nothing to load or store as a vector)"
+        if plan.cleanup is not None and not self.nested_remainders and _depth(loop) > 0:
+            return None, (f"{name}: it would leave a remainder loop inside {loop_name(loop.parent_op)} "
+                          f"(nested-remainders=false: its trip count is not known to be a multiple of {w})")
         return plan, ""
 
     def _record(self, loop: AffineForOp, result: VectorizeResult, ctx: PassContext) -> None:
