@@ -226,6 +226,40 @@ func.func @jacobi(%A: memref<10x10xi32>, %B: memref<10x10xi32>) {
     assert "%wave" in str(out)
 
 
+STRIDED = """
+func.func @f(%A: memref<20x20xi32>) {
+  affine.for %t = 1 to 9 step 2 {
+    affine.for %i = 5 to 15 step 3 {
+      %a = affine.load %A[%t - 1, %i + 3] : memref<20x20xi32>
+      %b = affine.load %A[%t - 1, %i - 3] : memref<20x20xi32>
+      %c = affine.load %A[%t + 1, %i] : memref<20x20xi32>
+      %s = arith.addi %a, %b : i32
+      %u = arith.addi %s, %c : i32
+      affine.store %u, %A[%t + 1, %i] : memref<20x20xi32>
+      affine.store %u, %A[%t - 1, %i] : memref<20x20xi32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_band_with_steps_is_skewed_on_a_normalized_copy():
+    """Steps 2 and 3: no loop is parallel; the pass normalizes a copy, skews it into a wavefront
+    and replaces the nest (same results); a band the copy cannot skew either leaves the IR as it
+    was with the refusal of the original band."""
+    m = air.parse(STRIDED)
+    assert not has_parallel_loop(band_of(m)[0])
+    out = assert_preserves_semantics("affine-loop-skew", m, [ints((20, 20), 3)])
+    assert "%wave" in str(out) and has_parallel_loop(band_of(out)[0])
+    text = str(m)
+    pm = PassManager.parse("affine-loop-skew{max-skew=0}")
+    kept = pm.run(m)
+    assert str(kept) == text
+    (d,) = pm.trace.decisions
+    assert d.kind == "refused" and "(%t, %i)" in d.message and "step" not in d.message, d.message
+
+
 # -- refusals ------------------------------------------------------------------------------------------------------
 IMPERFECT = """
 func.func @imperfect(%A: memref<10xi32>) {

@@ -22,9 +22,11 @@ the top of the innermost body (or the new IV itself where the two are equal). Wi
 ``wavefront=False`` the band is only skewed (same number of loops, fully permutable: tileable).
 
 Refused (:class:`TransformError`, the IR unchanged): a band of fewer than two loops, loops not
-perfectly nested, ``iter_args``, steps other than 1, ops of unknown effects, a dependence that is
-not exact, a dependence no skew with factors up to ``max_skew`` makes non-negative (the message
-names it and a distance vector that stays negative), bounds the analysis cannot model.
+perfectly nested, ``iter_args``, steps other than 1 (the pass first tries a normalized copy of
+such a nest: lower bounds 0, steps 1, the IR unchanged when that copy is not skewed either), ops
+of unknown effects, a dependence that is not exact, a dependence no skew with factors up to
+``max_skew`` makes non-negative (the message names it and a distance vector that stays
+negative), bounds the analysis cannot model.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from affine_ir.traits import RecursiveMemoryEffects
 from ..errors import RefusalKind, TransformError
 from ..loop_utils import loop_name, loops_text, top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
+from .normalize import normalize_loop
 
 __all__ = ["LoopSkew", "SkewResult", "check_skew", "skew_band"]
 
@@ -271,9 +274,14 @@ class LoopSkew(Pass):
             if not self.all_nests and has_parallel_loop(top):
                 ctx.note(top, f"{loops_text(band)} left as it is: it has a parallel loop")
                 continue
-            self._skew(band, ctx)
+            if any(lp.step != 1 for lp in band) and not any(lp.iter_args for lp in band):
+                self._skew_normalized(top, ctx)
+            else:
+                self._skew(band, ctx)
 
-    def _skew(self, band: list[AffineForOp], ctx: PassContext) -> None:
+    def _skew(self, band: list[AffineForOp], ctx: PassContext, record_refusal: bool = True) -> TransformError | None:
+        """Skew ``band`` or its longest outer part that can be; the refusal of the whole band
+        (recorded unless ``record_refusal`` is False) when none can, else None."""
         first: TransformError | None = None
         for m in range(len(band), 1, -1):
             sub = band[:m]
@@ -286,5 +294,31 @@ class LoopSkew(Pass):
             if first is not None:
                 ctx.refused(result.loops[0], first)
             ctx.applied(result.loops[0], result.describe(before))
+            return None
+        if record_refusal:
+            ctx.refused(band[0], first)
+        return first
+
+    def _skew_normalized(self, top: AffineForOp, ctx: PassContext) -> None:
+        """Skew a band with steps other than 1: on a copy of the nest whose band loops are
+        normalized (lower bound 0, step 1: the same iterations in the same order), which replaces
+        the nest only when it is skewed; otherwise the nest stays as it was and the refusal names
+        the original loops."""
+        copy = top.clone({})
+        top.parent.insert_before(top, copy)
+        try:
+            for lp in analysis.perfect_band(copy):
+                normalize_loop(lp)
+            band = analysis.perfect_band(copy)
+            why = self._skew(band, ctx, record_refusal=False) if len(band) >= 2 else None
+            done = len(band) >= 2 and why is None
+        except TransformError:
+            done, why = False, None
+        if done:
+            top.erase()
             return
-        ctx.refused(band[0], first)
+        copy.erase()
+        if why is None:
+            self._skew(analysis.perfect_band(top), ctx)
+        else:
+            ctx.refused(top, why)
