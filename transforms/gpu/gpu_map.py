@@ -56,6 +56,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, option, register_pass
+from .demote_scalars import demote_to_memory, is_demotable
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     AXES,
     DEFAULT_BLOCK_SIZES,
@@ -83,7 +84,7 @@ from .sequential_launch import SequentialLaunch
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
            "check_block_sizes", "check_host_function", "is_host_op", "map_function", "map_nest", "map_sequentially",
-           "parallel_band", "plan_function", "plan_nest", "privatize_allocs"]
+           "parallel_band", "plan_function", "plan_nest", "privatize_allocs", "scalars_to_demote"]
 
 
 # -- functions ---------------------------------------------------------------------------------------------------
@@ -255,21 +256,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
     body = body if body is not None else func.body
     kinds = _classify(func, pass_name, body, is_host)
     top = list(body.ops)
-    groups: list[list[int]] = []          # positions in ``top`` of each unit's computing ops
-    run: list[int] | None = None
-    for k, op in enumerate(top):
-        kind = kinds[op]
-        if kind == _COMPUTE:
-            if isinstance(op, LoopLikeOpInterface):
-                groups.append([k])
-                run = None
-            else:
-                if run is None:
-                    run = []
-                    groups.append(run)
-                run.append(k)
-        elif kind == _LAUNCH or (kind == _HOST and op.memory_effects()):  # an alloc or a dealloc
-            run = None
+    groups = _groups(top, kinds)
     unit_of = {top[k]: u for u, g in enumerate(groups) for k in g}
     reach = list(range(len(groups)))    # the last unit using a value of each unit
     reasons = [""] * len(groups)
@@ -318,6 +305,27 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
     return FunctionPlan(func, kinds, units, body)
 
 
+def _groups(top: list[Operation], kinds: dict[Operation, str]) -> list[list[int]]:
+    """The positions in ``top`` of the computing ops of each launch before merging: each loop nest
+    alone, each run of other computing ops (not broken by a launch, an alloc or a dealloc) together."""
+    groups: list[list[int]] = []
+    run: list[int] | None = None
+    for k, op in enumerate(top):
+        kind = kinds[op]
+        if kind == _COMPUTE:
+            if isinstance(op, LoopLikeOpInterface):
+                groups.append([k])
+                run = None
+            else:
+                if run is None:
+                    run = []
+                    groups.append(run)
+                run.append(k)
+        elif kind == _LAUNCH or (kind == _HOST and op.memory_effects()):  # an alloc or a dealloc
+            run = None
+    return groups
+
+
 def check_host_function(func: FuncOp) -> None:
     """TransformError naming the first top-level op of ``func`` that a host function may not hold
     (constants, affine.apply/min/max of host index values, alloc with host sizes, dealloc,
@@ -343,9 +351,60 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
     return _map_block(func, func.body, host_value_checker(func.body), block_sizes, ctx, gpu)
 
 
+def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation]]:
+    """The integer and float values computed by a top-level op of ``plan``'s block and used by a later
+    launch (before merging), where merging the two would take in a nest worth mapping (one with a
+    parallel band to map, or worth keeping on the host); each with the users (not necessarily at
+    the top level) that are in those later launches. Changes nothing."""
+    top = list(plan.body.ops)
+    group_of = {top[k]: g for g, ks in enumerate(_groups(top, plan.kinds)) for k in ks}
+    ops_of = {g: top[ks[0]] for g, ks in enumerate(_groups(top, plan.kinds))}
+    worth: dict[int, bool] = {}
+
+    def worth_mapping(g: int) -> bool:
+        if g not in worth:
+            op = ops_of[g]
+            worth[g] = isinstance(op, LoopLikeOpInterface) and (
+                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
+        return worth[g]
+
+    out: dict[Value, list[Operation]] = {}
+    for op, g in group_of.items():
+        for r in op.results:
+            if not is_demotable(r):
+                continue
+            later = [(group_of.get(_top_level(use.op, plan.body)), use.op) for use in r.uses]
+            later = [(h, user) for h, user in later if h is not None and h > g]
+            if later and any(worth_mapping(h) for h in range(g, max(h for h, _ in later) + 1)):
+                out[r] = list(dict.fromkeys(user for _, user in later))
+    return out
+
+
+def _top_level(op: Operation, body: Block) -> Operation:
+    while op.parent is not body:
+        op = op.parent_op
+    return op
+
+
+def _demote_scalars(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext | None) -> bool:
+    """Demote the values of :func:`scalars_to_demote` to one-element buffers (see
+    :mod:`.demote_scalars`); returns whether any was."""
+    values = scalars_to_demote(plan, is_host)
+    for v, users in values.items():
+        name = value_name(v)
+        buf = demote_to_memory(func, v, users)
+        if ctx is not None:
+            ctx.applied(buf.owner, f"demoted {name} to the one-element buffer {value_name(buf)}: it is used by "
+                                   f"later launches, and passing it as a value would merge a parallel nest "
+                                   f"into a 1x1x1 launch")
+    return bool(values)
+
+
 def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
                gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
     plan = plan_function(func, PASS, body, is_host)
+    if _demote_scalars(func, plan, is_host, ctx):
+        plan = plan_function(func, PASS, body, is_host)
     plan.outer = outer
     host = HostPlan(body, is_host, outer.host if outer is not None else None)
     plan.host = host
