@@ -354,8 +354,9 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
 def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation]]:
     """The integer and float values computed by a top-level op of ``plan``'s block and used by a later
     launch (before merging), where merging the two would take in a nest worth mapping (one with a
-    parallel band to map, or worth keeping on the host); each with the users (not necessarily at
-    the top level) that are in those later launches. Changes nothing."""
+    parallel band to map, or worth keeping on the host) that no index value crossing launches
+    merges anyway; each with the users (not necessarily at the top level) that are in those later
+    launches. Changes nothing."""
     top = list(plan.body.ops)
     group_of = {top[k]: g for g, ks in enumerate(_groups(top, plan.kinds)) for k in ks}
     ops_of = {g: top[ks[0]] for g, ks in enumerate(_groups(top, plan.kinds))}
@@ -368,14 +369,22 @@ def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation
                 bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
         return worth[g]
 
+    def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
+        found = [(group_of.get(_top_level(use.op, plan.body)), use.op) for use in r.uses]
+        return [(h, user) for h, user in found if h is not None and h > g]
+
+    merged_anyway: set[int] = set()  # groups an index value merges with others: demotion cannot free them
+    for op, g in group_of.items():
+        for r in op.results:
+            later = later_uses(r, g) if not is_demotable(r) else []
+            if later:
+                merged_anyway.update(range(g, max(h for h, _ in later) + 1))
     out: dict[Value, list[Operation]] = {}
     for op, g in group_of.items():
         for r in op.results:
-            if not is_demotable(r):
-                continue
-            later = [(group_of.get(_top_level(use.op, plan.body)), use.op) for use in r.uses]
-            later = [(h, user) for h, user in later if h is not None and h > g]
-            if later and any(worth_mapping(h) for h in range(g, max(h for h, _ in later) + 1)):
+            later = later_uses(r, g) if is_demotable(r) else []
+            span = range(g, max(h for h, _ in later) + 1) if later else range(0)
+            if any(h not in merged_anyway and worth_mapping(h) for h in span):
                 out[r] = list(dict.fromkeys(user for _, user in later))
     return out
 
