@@ -34,7 +34,12 @@ A nest without a mappable parallel loop, and a run of statements, become a 1x1x1
 running them sequentially (correct, slow; a note says so). Pure ops at the top level that
 are not host ops (``arith.index_cast %N``) are re-materialized in the launches that use
 them; a value computed in one launch and used by a later one merges both (and what lies
-between) into one sequential launch. Refused (TransformError, the function unchanged): a
+between) into one sequential launch, except where that would take in a nest worth mapping (a
+parallel band, or a loop worth keeping on the host) and the value is an integer or float: then it
+is *demoted* first (:mod:`.demote_scalars`): stored right after its definition into a one-element
+buffer allocated at the function entry, and loaded right before each later user (inside the nest
+where the user is), so the launches stay apart (:func:`scalars_to_demote` picks the values; index
+values, which may be affine operands, stay merged). Refused (TransformError, the function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
 limits (x < 2**31, y and z < 65536) or bad block sizes (the nest then stays as it is).
