@@ -62,6 +62,7 @@ PASS_MODULES: dict[str, str] = {
     "gpu-map": "gpu.gpu_map",
     "gpu-map-reductions": "gpu.gpu_reduce",
     "gpu-expose-parallelism": "gpu.expose_parallelism",
+    "gpu-sink-ifs": "gpu.sink_ifs",
     "affine-super-vectorize": "cpu.vectorize",
     "cpu-schedule": "cpu.schedule_cpu",
     "gpu-schedule": "gpu.schedule_gpu",

@@ -10,7 +10,8 @@
   ``affine-loop-skew`` (a nest without any parallel loop skewed into a
   wavefront whose inner loops are parallel, where the exact dependences allow),
   ``gpu-map-reductions`` (row reductions such as softmax and layer norm: a block per row, the row
-  loops strided over its threads, a tree reduction in shared memory), then ``gpu-map`` (the
+  loops strided over its threads, a tree reduction in shared memory), ``gpu-sink-ifs`` (an
+  ``affine.if`` of host values split and moved into the loops it wraps), then ``gpu-map`` (the
   parallel loops of the rest to blocks x threads; an outer loop carrying a dependence around
   parallel nests stays on the host, a loop of launches), then
   cleanups. :func:`gpu_pipeline`.
@@ -61,7 +62,7 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",
                "affine-loop-invariant-code-motion", "affine-loop-skew", "gpu-map-reductions" + option,
-               "gpu-map" + option, "canonicalize", "cse"]
+               "gpu-sink-ifs", "gpu-map" + option, "canonicalize", "cse"]
     return ",".join(passes)
 
 

@@ -34,7 +34,12 @@ A nest without a mappable parallel loop, and a run of statements, become a 1x1x1
 running them sequentially (correct, slow; a note says so). Pure ops at the top level that
 are not host ops (``arith.index_cast %N``) are re-materialized in the launches that use
 them; a value computed in one launch and used by a later one merges both (and what lies
-between) into one sequential launch. Refused (TransformError, the function unchanged): a
+between) into one sequential launch, except where that would take in a nest worth mapping (a
+parallel band, or a loop worth keeping on the host) and the value is an integer or float: then it
+is *demoted* first (:mod:`.demote_scalars`): stored right after its definition into a one-element
+buffer allocated at the function entry, and loaded right before each later user (inside the nest
+where the user is), so the launches stay apart (:func:`scalars_to_demote` picks the values; index
+values, which may be affine operands, stay merged). Refused (TransformError, the function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
 limits (x < 2**31, y and z < 65536) or bad block sizes (the nest then stays as it is).
@@ -56,6 +61,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, option, register_pass
+from .demote_scalars import demote_to_memory, is_demotable
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     AXES,
     DEFAULT_BLOCK_SIZES,
@@ -83,7 +89,7 @@ from .sequential_launch import SequentialLaunch
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
            "check_block_sizes", "check_host_function", "is_host_op", "map_function", "map_nest", "map_sequentially",
-           "parallel_band", "plan_function", "plan_nest", "privatize_allocs"]
+           "parallel_band", "plan_function", "plan_nest", "privatize_allocs", "scalars_to_demote"]
 
 
 # -- functions ---------------------------------------------------------------------------------------------------
@@ -255,21 +261,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
     body = body if body is not None else func.body
     kinds = _classify(func, pass_name, body, is_host)
     top = list(body.ops)
-    groups: list[list[int]] = []          # positions in ``top`` of each unit's computing ops
-    run: list[int] | None = None
-    for k, op in enumerate(top):
-        kind = kinds[op]
-        if kind == _COMPUTE:
-            if isinstance(op, LoopLikeOpInterface):
-                groups.append([k])
-                run = None
-            else:
-                if run is None:
-                    run = []
-                    groups.append(run)
-                run.append(k)
-        elif kind == _LAUNCH or (kind == _HOST and op.memory_effects()):  # an alloc or a dealloc
-            run = None
+    groups = _groups(top, kinds)
     unit_of = {top[k]: u for u, g in enumerate(groups) for k in g}
     reach = list(range(len(groups)))    # the last unit using a value of each unit
     reasons = [""] * len(groups)
@@ -318,6 +310,27 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
     return FunctionPlan(func, kinds, units, body)
 
 
+def _groups(top: list[Operation], kinds: dict[Operation, str]) -> list[list[int]]:
+    """The positions in ``top`` of the computing ops of each launch before merging: each loop nest
+    alone, each run of other computing ops (not broken by a launch, an alloc or a dealloc) together."""
+    groups: list[list[int]] = []
+    run: list[int] | None = None
+    for k, op in enumerate(top):
+        kind = kinds[op]
+        if kind == _COMPUTE:
+            if isinstance(op, LoopLikeOpInterface):
+                groups.append([k])
+                run = None
+            else:
+                if run is None:
+                    run = []
+                    groups.append(run)
+                run.append(k)
+        elif kind == _LAUNCH or (kind == _HOST and op.memory_effects()):  # an alloc or a dealloc
+            run = None
+    return groups
+
+
 def check_host_function(func: FuncOp) -> None:
     """TransformError naming the first top-level op of ``func`` that a host function may not hold
     (constants, affine.apply/min/max of host index values, alloc with host sizes, dealloc,
@@ -343,9 +356,69 @@ def map_function(func: FuncOp, block_sizes: Sequence[int] = (), ctx: PassContext
     return _map_block(func, func.body, host_value_checker(func.body), block_sizes, ctx, gpu)
 
 
+def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation]]:
+    """The integer and float values computed by a top-level op of ``plan``'s block and used by a later
+    launch (before merging), where merging the two would take in a nest worth mapping (one with a
+    parallel band to map, or worth keeping on the host) that no index value crossing launches
+    merges anyway; each with the users (not necessarily at the top level) that are in those later
+    launches. Changes nothing."""
+    top = list(plan.body.ops)
+    group_of = {top[k]: g for g, ks in enumerate(_groups(top, plan.kinds)) for k in ks}
+    ops_of = {g: top[ks[0]] for g, ks in enumerate(_groups(top, plan.kinds))}
+    worth: dict[int, bool] = {}
+
+    def worth_mapping(g: int) -> bool:
+        if g not in worth:
+            op = ops_of[g]
+            worth[g] = isinstance(op, LoopLikeOpInterface) and (
+                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
+        return worth[g]
+
+    def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
+        found = [(group_of.get(_top_level(use.op, plan.body)), use.op) for use in r.uses]
+        return [(h, user) for h, user in found if h is not None and h > g]
+
+    merged_anyway: set[int] = set()  # groups an index value merges with others: demotion cannot free them
+    for op, g in group_of.items():
+        for r in op.results:
+            later = later_uses(r, g) if not is_demotable(r) else []
+            if later:
+                merged_anyway.update(range(g, max(h for h, _ in later) + 1))
+    out: dict[Value, list[Operation]] = {}
+    for op, g in group_of.items():
+        for r in op.results:
+            later = later_uses(r, g) if is_demotable(r) else []
+            span = range(g, max(h for h, _ in later) + 1) if later else range(0)
+            if any(h not in merged_anyway and worth_mapping(h) for h in span):
+                out[r] = list(dict.fromkeys(user for _, user in later))
+    return out
+
+
+def _top_level(op: Operation, body: Block) -> Operation:
+    while op.parent is not body:
+        op = op.parent_op
+    return op
+
+
+def _demote_scalars(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext | None) -> bool:
+    """Demote the values of :func:`scalars_to_demote` to one-element buffers (see
+    :mod:`.demote_scalars`); returns whether any was."""
+    values = scalars_to_demote(plan, is_host)
+    for v, users in values.items():
+        name = value_name(v)
+        buf = demote_to_memory(func, v, users)
+        if ctx is not None:
+            ctx.applied(buf.owner, f"demoted {name} to the one-element buffer {value_name(buf)}: it is used by "
+                                   f"later launches, and passing it as a value would merge a parallel nest "
+                                   f"into a 1x1x1 launch")
+    return bool(values)
+
+
 def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
                gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
     plan = plan_function(func, PASS, body, is_host)
+    if _demote_scalars(func, plan, is_host, ctx):
+        plan = plan_function(func, PASS, body, is_host)
     plan.outer = outer
     host = HostPlan(body, is_host, outer.host if outer is not None else None)
     plan.host = host

@@ -1,0 +1,242 @@
+"""Issue 17: no 1x1x1 launch holding a parallel loop because of how the program is written around
+it: scalars crossing launches go through one-element buffers (``gpu-map``'s demotion), ``affine.if``
+ops of host conditions are split and sunk into the loops they wrap (``gpu-sink-ifs``). Each case:
+the launch of the parallel loop is no longer 1x1x1, the result equals the interpreter's exactly in
+both thread orders, and the CUDA printer prints it (NVRTC compiles it where available)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import affine_ir as air
+import codegen.cuda as cc
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp
+from affine_ir.dialects.gpu import LaunchOp
+from affine_ir.dialects.memref import AllocOp
+from affine_ir.testing import programs_with_inputs, run
+from affine_ir.testing.checks import assert_same_bits_in_both_thread_orders
+from analysis import is_parallel
+from transforms.cleanup.canonicalize_loops import trip_count_range
+from transforms.gpu.sink_ifs import merge_nested_if, sink_if_into_loop, split_if
+from transforms.pipelines import GPU_PIPELINE
+from transforms.testing import map_to_gpu
+
+SCALAR_BEFORE_NEST = """func.func @f(%A: memref<4xf32>, %B: memref<64xf32>, %C: memref<64xf32>) {
+  %s = affine.load %A[0] : memref<4xf32>
+  %t = arith.addf %s, %s : f32
+  affine.for %i = 0 to 64 {
+    %b = affine.load %B[%i] : memref<64xf32>
+    %c = arith.mulf %b, %t : f32
+    affine.store %c, %C[%i] : memref<64xf32>
+  }
+  affine.store %t, %A[1] : memref<4xf32>
+  return
+}"""
+
+LOOP_RESULT_ACROSS_NEST = """func.func @f(%A: memref<8xi32>, %B: memref<64xi32>) {
+  %c0 = arith.constant 0 : i32
+  %r = affine.for %k = 0 to 8 iter_args(%a = %c0) -> (i32) {
+    %x = affine.load %A[%k] : memref<8xi32>
+    %y = arith.addi %a, %x : i32
+    affine.yield %y : i32
+  }
+  affine.for %i = 0 to 64 {
+    %b = affine.load %B[%i] : memref<64xi32>
+    %c = arith.addi %b, %b : i32
+    affine.store %c, %B[%i] : memref<64xi32>
+  }
+  affine.store %r, %A[0] : memref<8xi32>
+  return
+}"""
+
+SCALAR_IN_HOST_LOOP = """func.func @f(%A: memref<9x32xf32>, %S: memref<9xf32>) {
+  affine.for %t = 0 to 8 {
+    %s = affine.load %S[%t] : memref<9xf32>
+    affine.for %i = 0 to 32 {
+      %a = affine.load %A[%t, %i] : memref<9x32xf32>
+      %b = arith.addf %a, %s : f32
+      affine.store %b, %A[%t + 1, %i] : memref<9x32xf32>
+    }
+  }
+  return
+}"""
+
+IF_AROUND_NESTS = """func.func @f(%N: index, %A: memref<?xf32>, %B: memref<?xf32>) {
+  affine.if affine_set<()[s0] : (s0 - 4 >= 0)>()[%N] {
+    affine.for %i = 0 to %N {
+      %a = affine.load %A[%i] : memref<?xf32>
+      %b = arith.addf %a, %a : f32
+      affine.store %b, %A[%i] : memref<?xf32>
+    }
+    affine.for %j = 0 to %N {
+      %a = affine.load %B[%j] : memref<?xf32>
+      %b = arith.mulf %a, %a : f32
+      affine.store %b, %B[%j] : memref<?xf32>
+    }
+  } else {
+    affine.for %j = 0 to %N {
+      %a = affine.load %A[%j] : memref<?xf32>
+      affine.store %a, %B[%j] : memref<?xf32>
+    }
+  }
+  return
+}"""
+
+IF_IN_HOST_LOOP = """func.func @f(%A: memref<9x32xf32>) {
+  affine.for %t = 0 to 8 {
+    affine.if affine_set<(d0) : (d0 - 2 >= 0)>(%t) {
+      affine.if affine_set<(d0) : (-d0 + 6 >= 0)>(%t) {
+        affine.for %i = 0 to 32 {
+          %a = affine.load %A[%t, %i] : memref<9x32xf32>
+          %b = arith.addf %a, %a : f32
+          affine.store %b, %A[%t + 1, %i] : memref<9x32xf32>
+        }
+      }
+    }
+  }
+  return
+}"""
+
+
+def _one_by_one(launch: LaunchOp) -> bool:
+    """Whether ``launch`` has a constant 1x1x1 grid and block."""
+    def one(v) -> bool:
+        c = getattr(v.owner, "value", None)
+        return c is not None and int(getattr(c, "value", c)) == 1
+
+    return all(map(one, launch.operands))
+
+
+def _parallel_loops_on_one_thread(out) -> list[AffineForOp]:
+    """The loops of 1x1x1 launches of ``out`` that are parallel and may run more than one iteration."""
+    found = []
+    for launch in [x for x in out.walk() if isinstance(x, LaunchOp) and _one_by_one(x)]:
+        for loop in [x for x in launch.walk() if isinstance(x, AffineForOp) and not x.iter_args]:
+            hi = trip_count_range(loop)[1]
+            if (hi is None or hi > 1) and is_parallel(loop):
+                found.append(loop)
+    return found
+
+
+def _mapped_launches(out) -> list[LaunchOp]:
+    return [x for x in out.walk() if isinstance(x, LaunchOp) and not _one_by_one(x)]
+
+
+def _check(m, out, args, context=""):
+    assert_same_bits_in_both_thread_orders(run(m, [a.copy() if isinstance(a, np.ndarray) else a for a in args]),
+                                           out, args, context)
+    program = cc.emit(out)
+    assert program.kernels
+    try:
+        from test_cuda_emit import assert_clean_compile
+    except pytest.skip.Exception:  # no NVRTC here: the printed source is what is checked
+        return
+    assert_clean_compile(program)
+
+
+def test_a_scalar_used_by_a_parallel_nest_goes_through_a_buffer():
+    m = air.parse(SCALAR_BEFORE_NEST)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert not _parallel_loops_on_one_thread(out)
+    (mapped,) = _mapped_launches(out)
+    assert not any(isinstance(x, AffineForOp) for x in mapped.walk())  # %i became the thread index
+    assert any(d.message.startswith("demoted %t to the one-element buffer") for d in decisions)
+    (alloc,) = [op for op in out.functions[0].body.ops if isinstance(op, AllocOp)]
+    assert str(alloc.results[0].type) == "memref<1xf32>"
+    args = [np.array([1.5, 2, 3, 4], np.float32), np.arange(64, dtype=np.float32), np.zeros(64, np.float32)]
+    _check(m, out, args)
+
+
+def test_a_loop_result_used_after_a_parallel_nest_goes_through_a_buffer():
+    m = air.parse(LOOP_RESULT_ACROSS_NEST)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert not _parallel_loops_on_one_thread(out)
+    assert len(_mapped_launches(out)) == 1
+    assert any("demoted %r" in d.message for d in decisions)
+    args = [np.arange(8, dtype=np.int32) - 3, np.arange(64, dtype=np.int32)]
+    _check(m, out, args)
+
+
+def test_a_scalar_in_a_host_loop_body_goes_through_a_buffer():
+    m = air.parse(SCALAR_IN_HOST_LOOP)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert any("kept %t on the host" in d.message for d in decisions)
+    assert not _parallel_loops_on_one_thread(out)
+    (loop,) = [op for op in out.functions[0].body.ops if isinstance(op, AffineForOp)]
+    assert len(_mapped_launches(loop)) == 1
+    args = [np.arange(9 * 32, dtype=np.float32).reshape(9, 32) % 5, np.arange(9, dtype=np.float32)]
+    _check(m, out, args)
+
+
+def test_index_values_stay_merged_and_nothing_is_demoted_for_them():
+    text = """func.func @f(%A: memref<64xi32>, %B: memref<64xi32>) {
+  %x = affine.load %A[0] : memref<64xi32>
+  %n = arith.index_cast %x : i32 to index
+  affine.for %i = 0 to 64 {
+    %b = affine.load %B[%i] : memref<64xi32>
+    affine.store %b, %A[%i] : memref<64xi32>
+  }
+  memref.store %x, %B[%n] : memref<64xi32>
+  return
+}"""
+    m = air.parse(text)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert not any(d.message.startswith("demoted") for d in decisions)  # %n merges the nest in anyway
+    assert len(_parallel_loops_on_one_thread(out)) == 1
+    args = [np.full(64, 7, np.int32), np.arange(64, dtype=np.int32)]
+    _check(m, out, args)
+
+
+def test_an_if_around_nests_is_split_and_sunk():
+    m = air.parse(IF_AROUND_NESTS)
+    out, decisions = map_to_gpu(m, "gpu-sink-ifs,gpu-map")
+    assert sum("moved the affine.if" in d.message for d in decisions) == 3
+    assert len(_mapped_launches(out)) == 3 and not _parallel_loops_on_one_thread(out)
+    for n in (1, 3, 4, 37):
+        args = [n, np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32) + 1]
+        _check(m, out, args, f"n={n}")
+
+
+def test_nested_ifs_in_a_host_loop_body_are_merged_and_sunk():
+    m = air.parse(IF_IN_HOST_LOOP)
+    out, decisions = map_to_gpu(m, "gpu-sink-ifs,gpu-map")
+    assert any("kept %t on the host" in d.message for d in decisions)
+    assert not _parallel_loops_on_one_thread(out) and len(_mapped_launches(out)) == 1
+    args = [np.arange(9 * 32, dtype=np.float32).reshape(9, 32) % 3]
+    _check(m, out, args)
+
+
+def test_the_rewrites_refuse_what_they_cannot_do():
+    text = """func.func @f(%N: index, %A: memref<?xf32>) {
+  affine.if affine_set<()[s0] : (s0 - 4 >= 0)>()[%N] {
+    %m = affine.apply affine_map<()[s0] -> (s0 - 1)>()[%N]
+    affine.for %i = 0 to %m {
+      %a = affine.load %A[%i] : memref<?xf32>
+      affine.store %a, %A[%i + 1] : memref<?xf32>
+    }
+  }
+  return
+}"""
+    m = air.parse(text)
+    before = str(m)
+    (op,) = [x for x in m.functions[0].body.ops if isinstance(x, AffineIfOp)]
+    assert split_if(op) == [op]  # the bound %m is computed in the then-block: one part
+    assert sink_if_into_loop(op) is None and merge_nested_if(op) is None
+    assert str(m) == before
+
+
+def _check_program(case) -> None:
+    m, args = case
+    out, _ = map_to_gpu(m, GPU_PIPELINE)
+    want = run(m, [a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    assert_same_bits_in_both_thread_orders(want, out, args, str(m))
+    # "no 1x1x1 launch holding a parallel loop" does not hold for every program yet (loops with
+    # iter_args around parallel nests, ifs in loops that are not hosted): see docs/gpu_pipeline.md
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(programs_with_inputs())
+def test_random_programs_keep_semantics_through_the_gpu_pipeline(case):
+    _check_program(case)
