@@ -161,8 +161,13 @@ def _copy_out_violation(analysis: DependenceAnalysis, memref: Value, stmts, loop
     if any(not isinstance(lp, AffineForOp) or lp.step != 1 or len(lp.upper_bound_map.results) != 1
            for lp in loops):
         return "the loops must be affine.for of step 1 with one upper bound (the last iteration's guard)"
+    if loop.iter_args:
+        return "the loop carries values in iter_args (its body cannot move into the guard)"
     if not reads_covered_within(analysis, loop, memref, depth):
         return "an iteration reads a value it did not write first"
+    other = _other_carried(analysis, memref, loop, depth)
+    if other is not None:
+        return f"the loops would still carry a dependence (on {other}): privatizing gains no parallel loop"
     scop = analysis.scop
     try:
         domain = op_domain(scop, stmts[0].op, "L", include_self=False)
@@ -183,6 +188,17 @@ def _copy_out_violation(analysis: DependenceAnalysis, memref: Value, stmts, loop
         return "never written"
     if not written.range().is_subset(written.intersect_domain(last).range()):
         return "the last iteration does not write every element the others write"
+    return None
+
+
+def _other_carried(analysis: DependenceAnalysis, memref: Value, loop: Operation, depth: int) -> str | None:
+    """The name of a memref other than ``memref`` through which the ``depth`` outermost loops
+    carry a dependence between accesses under ``loop``, or None."""
+    for dep in analysis.all():
+        if dep.memref is memref or not (loop.is_ancestor_of(dep.src) and loop.is_ancestor_of(dep.dst)):
+            continue
+        if any(level <= depth for level in dep.depths):
+            return dep.memref.name_hint or "a buffer"
     return None
 
 
