@@ -15,9 +15,9 @@ nest this pass
    over ``(i, j)`` becomes ``(j, i)``: one thread per ``j``, each summing over ``i`` in order,
    which keeps the sum's order: exact).
 
-For each top-level nest whose outermost loop is parallel but whose perfect band is not yet
-*contraction-shaped* (at least 2 parallel loops around at least one loop carrying a dependence:
-what ``gpu-schedule`` tiles, and ``gpu-map`` maps as a 2-d grid of threads each running the
+For each top-level nest whose outermost loop is parallel but whose perfect band has fewer than 2
+parallel loops, so is not *contraction-shaped* (at least 2 parallel loops around at least one
+loop carrying a dependence: what ``gpu-schedule`` tiles, and ``gpu-map`` maps as a 2-d grid of threads each running the
 reduction), the pass also
 
 3. distributes it (inner loops first) and, in each resulting nest, sinks the loops of its
@@ -124,8 +124,8 @@ def distribute_for_bands(nest: AffineForOp) -> list[AffineForOp] | None:
     """Step 3 of the module docstring for a top-level ``nest`` whose outermost loop is parallel:
     the resulting nests when some is contraction-shaped, else None with the IR as it was."""
     band = analysis.perfect_band(nest)
-    if nest.iter_args or is_contraction_shaped(nest):
-        return None
+    if nest.iter_args or _parallel_prefix(band) >= 2:  # a 2-d parallel band already (a fused init and k loop
+        return None                                   # inside is what gpu-schedule tiles after scalrep)
     if len([op for op in band[-1].body.ops if not op.has_trait(IsTerminator)]) < 2:
         return None
     keep = nest.clone()
