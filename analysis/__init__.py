@@ -57,7 +57,7 @@ from .loops import (
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
 from .permutation import permutation_violation
-from .privatization import PrivateScope, private_scope
+from .privatization import CopyOutScope, PrivateScope, copy_out_scope, private_scope
 from .ranges import RangeContext
 from .regions import MemRefRegion, element_size_in_bytes, memref_region
 from .skew import SkewPlan, SkewRefusal, find_skew, plan_skew, wavefront_matrix
@@ -73,7 +73,7 @@ __all__ = [
     "Reduction", "Scop", "always_runs", "Statement", "Target", "UnsupportedError", "constant_trip_count", "dependences",
     "estimate_cost", "format_range", "format_remarks", "gpu_target", "host_cpu", "is_parallel", "is_permutable",
     "iter_arg_reduction", "loop_reductions", "memory_levels", "memref_dependence_remarks", "parallel_decision",
-    "perfect_band", "PrivateScope", "private_scope",
+    "perfect_band", "CopyOutScope", "copy_out_scope", "PrivateScope", "private_scope",
     "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_identity", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
     "SkewPlan", "SkewRefusal", "find_skew", "plan_skew", "wavefront_matrix",

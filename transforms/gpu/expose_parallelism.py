@@ -15,6 +15,19 @@ nest this pass
    over ``(i, j)`` becomes ``(j, i)``: one thread per ``j``, each summing over ``i`` in order,
    which keeps the sum's order: exact).
 
+For each top-level nest whose outermost loop is parallel but whose perfect band has fewer than 2
+parallel loops, so is not *contraction-shaped* (at least 2 parallel loops around at least one
+loop carrying a dependence: what ``gpu-schedule`` tiles, and ``gpu-map`` maps as a 2-d grid of threads each running the
+reduction), the pass also
+
+3. distributes it (inner loops first) and, in each resulting nest, sinks the loops of its
+   perfect band that carry a dependence below the parallel ones (order otherwise kept, legal by
+   the exact dependences): PolyBench's gemm ``for i { for j: C *= beta; for k { for j: C += A * B
+   } }`` becomes ``for i, j: C *= beta`` and ``for i, j { for k: C += A * B }``. The rule: this
+   is kept only when some resulting nest is contraction-shaped; otherwise the nest is put back as
+   it was (so fused nests whose parts would gain no band, such as softmax rows, stay fused;
+   buffers fusion made private to the loop body keep their users in one nest anyway).
+
 Everything else is left as it was. The program computes exactly what it computed.
 """
 
@@ -25,6 +38,7 @@ from dataclasses import dataclass
 import analysis
 from affine_ir import FuncOp
 from affine_ir.dialects.affine import AffineForOp
+from affine_ir.traits import IsTerminator
 
 from ..errors import TransformError
 from ..loop_utils import loop_name, loops_text
@@ -32,7 +46,8 @@ from ..loops.distribute import distribute_loop
 from ..loops.permute import permute_loops
 from ..pass_base import Pass, PassContext, register_pass
 
-__all__ = ["ExposeParallelism", "expose_parallelism", "parallel_to_front"]
+__all__ = ["ExposeParallelism", "distribute_for_bands", "expose_parallelism", "is_contraction_shaped",
+           "parallel_to_front", "sink_sequential_loops"]
 
 PASS = "gpu-expose-parallelism"
 
@@ -65,12 +80,85 @@ def parallel_to_front(nest: AffineForOp) -> AffineForOp | None:
     return None
 
 
+def _parallel_prefix(band: list[AffineForOp]) -> int:
+    n = 0
+    for lp in band:
+        if lp.iter_args or not _parallel(lp):
+            break
+        n += 1
+    return n
+
+
+def is_contraction_shaped(nest: AffineForOp) -> bool:
+    """Whether ``nest``'s perfect band starts with at least 2 parallel loops and goes on with a
+    loop that is not parallel (a reduction inside a 2-d parallel band, as a matmul)."""
+    band = analysis.perfect_band(nest)
+    n = _parallel_prefix(band)
+    return n >= 2 and len(band) > n
+
+
+def sink_sequential_loops(nest: AffineForOp) -> AffineForOp:
+    """Permute ``nest``'s perfect band so its loops parallel where they stand come first and the
+    others after (each group in its order), when that is legal (exact dependences) and every
+    moved-up loop is still parallel afterwards; returns the (new) outermost loop, ``nest`` when
+    nothing moved."""
+    band = analysis.perfect_band(nest)
+    if any(lp.iter_args for lp in band):
+        return nest
+    par = [k for k, lp in enumerate(band) if _parallel(lp)]
+    order = par + [k for k in range(len(band)) if k not in par]
+    if order == list(range(len(band))):
+        return nest
+    perm = [order.index(k) for k in range(len(band))]
+    try:
+        new = permute_loops(band, perm)  # refused: the IR is unchanged
+    except TransformError:
+        return nest
+    if _parallel_prefix(new) < len(par):  # legal but the parallel loops did not stay parallel: back
+        back = [order[k] for k in range(len(band))]
+        return permute_loops(new, back)[0]
+    return new[0]
+
+
+def distribute_for_bands(nest: AffineForOp) -> list[AffineForOp] | None:
+    """Step 3 of the module docstring for a top-level ``nest`` whose outermost loop is parallel:
+    the resulting nests when some is contraction-shaped, else None with the IR as it was."""
+    band = analysis.perfect_band(nest)
+    if nest.iter_args or _parallel_prefix(band) >= 2:  # a 2-d parallel band already (a fused init and k loop
+        return None                                   # inside is what gpu-schedule tiles after scalrep)
+    if len([op for op in band[-1].body.ops if not op.has_trait(IsTerminator)]) < 2:
+        return None
+    keep = nest.clone()
+    try:
+        nests = distribute_loop(nest, recursive=True)
+    except TransformError:
+        return None
+    nests = [sink_sequential_loops(x) for x in nests]
+    if len(nests) > 1 and any(is_contraction_shaped(x) for x in nests):
+        return nests
+    nests[0].parent.insert_before(nests[0], keep)  # no band gained: the nest as it was
+    for x in nests:
+        x.erase()
+    return None
+
+
 def expose_parallelism(func: FuncOp, ctx: PassContext | None = None) -> int:
     """Apply the pass to every top-level nest of ``func`` whose outermost loop is not parallel
     (module docstring); returns how many nests were distributed or had a loop moved to the front."""
     changed = 0
     for nest in [x for x in func.body.ops if isinstance(x, AffineForOp)]:
-        if nest.iter_args or _parallel(nest):
+        if not nest.iter_args and _parallel(nest):
+            before = loops_text(analysis.perfect_band(nest))
+            nests = distribute_for_bands(nest)
+            if nests is not None:
+                changed += 1
+                if ctx is not None:
+                    bands = ", ".join(loops_text(analysis.perfect_band(x)) for x in nests)
+                    ctx.applied(nests[0], f"distributed {before} into {len(nests)} nests (bands {bands}) and sank "
+                                          f"the loops carrying a dependence inside: a 2-d parallel band around a "
+                                          f"reduction for gpu-schedule/gpu-map")
+            continue
+        if nest.iter_args:
             continue
         try:
             nests = distribute_loop(nest, recursive=True)

@@ -26,10 +26,12 @@ from affine_ir import FuncOp, Operation
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.traits import IsTerminator, only_frees_memory
 from analysis.dependences import DependenceAnalysis
-from analysis.privatization import PrivateScope, private_scope
+from analysis.privatization import CopyOutScope, PrivateScope, copy_out_scope, private_scope
 
+from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, option, register_pass
+from .privatize_copy_out import privatize_with_copy_out
 
 __all__ = ["Privatize", "privatize_buffers", "sink_allocation"]
 
@@ -53,11 +55,12 @@ def sink_allocation(alloc: AllocOp, scope: PrivateScope) -> None:
         body.append(dealloc)
 
 
-def privatize_buffers(func: FuncOp, ctx: PassContext | None = None, dynamic_shapes: bool = True) -> list[PrivateScope]:
+def privatize_buffers(func: FuncOp, ctx: PassContext | None = None,
+                      dynamic_shapes: bool = True) -> list[PrivateScope | CopyOutScope]:
     """Sink every privatizable ``memref.alloc`` of ``func`` into its loop (see the module
     docstring); with ``dynamic_shapes`` false only those of static shape (a GPU thread's private
     buffer needs one). Returns what moved. The program computes exactly what it computed."""
-    moved: list[PrivateScope] = []
+    moved: list[PrivateScope | CopyOutScope] = []
     allocs = [op for op in func.walk() if isinstance(op, AllocOp) and (dynamic_shapes or not op.operands)]
     analysis = None
     for alloc in allocs:
@@ -65,14 +68,52 @@ def privatize_buffers(func: FuncOp, ctx: PassContext | None = None, dynamic_shap
             analysis = DependenceAnalysis(func)
         scope = private_scope(alloc.results[0], analysis)
         if scope is None:
-            continue
+            continue  # (buffers read after their loops: the copy-out below)
         sink_allocation(alloc, scope)
         analysis = None  # the IR changed
         moved.append(scope)
         if ctx is not None:
             ctx.applied(alloc, f"{value_name(alloc.results[0])}: one buffer per iteration of "
                                f"{_loop_name(scope.loop)} (each iteration writes what it reads)")
+    moved += privatize_live_buffers(func, ctx)
     return moved
+
+
+def privatize_live_buffers(func: FuncOp, ctx: PassContext | None = None) -> list[CopyOutScope]:
+    """Privatize with a last-value copy-out (:mod:`.privatize_copy_out`) every memref argument of
+    ``func`` and every buffer it allocates at its top level whose contents are used after the
+    loop (:func:`analysis.copy_out_scope`); records each decision. Returns what was privatized.
+    The program computes exactly what it computed, each buffer's final contents included."""
+    done: list[CopyOutScope] = []
+    candidates = [a for a in func.args if hasattr(a.type, "shape") and hasattr(a.type, "element_type")]
+    candidates += [op.results[0] for op in func.body.ops if isinstance(op, AllocOp)]
+    for memref in candidates:
+        if not any(True for _ in memref.uses):
+            continue
+        scope = copy_out_scope(memref, DependenceAnalysis(func))
+        if scope is None:
+            continue
+        if isinstance(scope, str):
+            if ctx is not None:
+                ctx.note(None, f"{value_name(memref)}: not privatized with a copy-out: {scope}")
+            continue
+        try:
+            private = privatize_with_copy_out(scope)
+        except TransformError as err:
+            if ctx is not None:
+                ctx.refused(scope.loop, err)
+            continue
+        done.append(scope)
+        if ctx is not None:
+            ctx.applied(scope.loop, f"{value_name(memref)}: one buffer ({value_name(private)}) per iteration of "
+                                    f"{_loops_name(scope.loops)} but the last, which writes {value_name(memref)} "
+                                    f"(each iteration writes what it reads; the last writes every element the "
+                                    f"others write)")
+    return done
+
+
+def _loops_name(loops) -> str:
+    return "(" + ", ".join(value_name(lp.induction_var) for lp in loops) + ")"
 
 
 def _loop_name(loop: Operation) -> str:
