@@ -7,7 +7,8 @@
   (contractions as shared-memory tiled kernels with register tiles), then the other nests'
   innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
   broadcast hoisted out; a nested loop only without a remainder loop, so bands stay perfect),
-  ``affine-loop-skew`` (a nest without any parallel loop skewed into a
+  ``affine-loop-sink`` (what LICM left between two parallel loops back in the inner one: the band
+  is perfect again), ``affine-loop-skew`` (a nest without any parallel loop skewed into a
   wavefront whose inner loops are parallel, where the exact dependences allow),
   ``gpu-map-reductions`` (row reductions such as softmax and layer norm: a block per row, the row
   loops strided over its threads, a tree reduction in shared memory), ``gpu-sink-ifs`` (an
@@ -61,8 +62,8 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",
-               "affine-loop-invariant-code-motion", "affine-loop-skew", "gpu-map-reductions" + option,
-               "gpu-sink-ifs", "gpu-map" + option, "canonicalize", "cse"]
+               "affine-loop-invariant-code-motion", "affine-loop-sink", "affine-loop-skew",
+               "gpu-map-reductions" + option, "gpu-sink-ifs", "gpu-map" + option, "canonicalize", "cse"]
     return ",".join(passes)
 
 

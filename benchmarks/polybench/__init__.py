@@ -75,14 +75,38 @@ class Kernel:
         """The program's MLIR text."""
         return self.path.read_text()
 
-    def module(self) -> air.ModuleOp:
-        """The program, parsed (a new module on every call)."""
-        return air.parse(self.text(), filename=str(self.path))
+    def module(self, dataset: str | None = None, sizes: dict | None = None) -> air.ModuleOp:
+        """The program, parsed (a new module on every call). With ``dataset`` (or ``sizes``) the
+        sizes are compile-time constants, as PolyBench/C compiles them (``#define``): every use of
+        a size argument reads an ``arith.constant`` of that value instead (the function keeps its
+        arguments, so it is called the same way, and must be called with those sizes)."""
+        module = air.parse(self.text(), filename=str(self.path))
+        if dataset is None and sizes is None:
+            return module
+        p = dict(sizes) if sizes is not None else dict(self.sizes[dataset])
+        return _with_constant_sizes(module, [p[name] for name in self.params])
 
     def arguments(self, dataset: str = "MINI", exact: bool = False, seed: int = 0, sizes: dict | None = None) -> list:
         """The argument list at ``dataset``'s sizes (or ``sizes``): see :attr:`init`."""
         p = dict(sizes) if sizes is not None else dict(self.sizes[dataset])
         return list(self.init(p, np.random.default_rng(seed), exact and self.exact_ok))
+
+
+def _with_constant_sizes(module: air.ModuleOp, values: list[int]) -> air.ModuleOp:
+    from affine_ir.attributes import IntegerAttr
+    from affine_ir.dialects.arith import ConstantOp
+    from affine_ir.types import index
+
+    func = module.functions[0]
+    for arg, value in zip(func.args, values):
+        const = ConstantOp(IntegerAttr(value, index), name_hint=f"{arg.name_hint}_const")
+        func.body.insert(0, const)
+        for use in list(arg.uses):
+            if use.op is not const:
+                use.op.set_operand(use.index, const.results[0])
+    from transforms import PassManager
+
+    return PassManager.parse("canonicalize").run(module)
 
 
 KERNELS: dict[str, Kernel] = {}
