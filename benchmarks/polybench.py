@@ -1,8 +1,10 @@
 """The 30 PolyBench/C 4.2 kernels on the GPU pipeline, the CPU pipeline and PyTorch (issue 17), in one process.
 
-For each kernel of ``benchmarks/polybench/`` at ``--dataset`` (default LARGE): **gpu** is
-``runtime.compile(k.module(), target="cuda")`` (the default GPU pipeline) on torch CUDA tensors
-(zero-copy); **cpu** ``runtime.compile(k.module(), target="cpu")`` (the default CPU pipeline,
+For each kernel of ``benchmarks/polybench/`` at ``--dataset`` (default LARGE), its sizes compiled
+in as constants as PolyBench/C compiles them (``#define``; ``--symbolic-sizes``: as index arguments,
+one program for every size): **gpu** is ``runtime.compile(k.module(dataset), target="cuda")``
+(the default GPU pipeline) on torch CUDA tensors (zero-copy); **cpu** ``runtime.compile(k.module(dataset),
+target="cpu")`` (the default CPU pipeline,
 threads on every host core) on numpy arrays; **torch** ``k.torch`` where there is one, on CUDA
 tensors, TF32 off. Both compiles run with the kernel caches off (their seconds are in the table).
 
@@ -87,6 +89,7 @@ class Options:
     gpu_mem_bytes: float = 16e9
     ref_max_s: float = 60.0
     no_reference: frozenset[str] | None = frozenset()  # None: no reference for any kernel
+    constant_sizes: bool = True  # compile each dataset's sizes in as constants (PolyBench/C's #define)
 
 
 @dataclass
@@ -195,15 +198,16 @@ def caches_off():
         yield
 
 
-def compile_timed(k: polybench.Kernel, target: str):
-    """(executable, seconds) of ``runtime.compile(k.module(), target=target)``, caches off, warnings muted
-    (the 1x1x1 launches are counted in the table)."""
+def compile_timed(k: polybench.Kernel, target: str, dataset: str | None = None):
+    """(executable, seconds) of ``runtime.compile(k.module(dataset), target=target)`` (with a
+    ``dataset``, its sizes compiled in as constants: the executable takes only those sizes), caches
+    off, warnings muted (the 1x1x1 launches are counted in the table)."""
     import runtime
 
     with caches_off(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        exe = runtime.compile(k.module(), target=target)
+        exe = runtime.compile(k.module(dataset), target=target)
         return exe, time.perf_counter() - t0
 
 
@@ -288,6 +292,11 @@ def estimate_ms(run_small: Callable[[list], object], k: polybench.Kernel, datase
     return ms * scale, ms, scale
 
 
+def _sizes(o: Options) -> str | None:
+    """The dataset whose sizes the programs are compiled with as constants (None: sizes as arguments)."""
+    return o.dataset if o.constant_sizes else None
+
+
 def _probe(o: Options) -> bool:
     return polybench.DATASETS.index(o.dataset) > polybench.DATASETS.index(PROBE_DATASET)
 
@@ -317,7 +326,7 @@ def run_kernel(torch, k: polybench.Kernel, o: Options) -> Row:
     cpu_got = None
     try:
         stage = "compile"
-        exe, row.cpu_compile_s = compile_timed(k, "cpu")
+        exe, row.cpu_compile_s = compile_timed(k, "cpu", _sizes(o))
         stage = "run"
         row.cpu, cpu_got = run_cpu(exe, args, outputs, o)
         _check(row.cpu, cpu_got, None, ref_got)
@@ -366,11 +375,12 @@ def run_gpu(torch, k: polybench.Kernel, o: Options, row: Row, args, outputs, cpu
 
     def probe_ms(small_args) -> float:  # one call after an untimed one
         dev = _device(torch, small_args)
-        return cuda_driver.time_all_ms(lambda: exe(*dev), repeat=1, warmup=1)[0]
+        small = compile_timed(k, "cuda", PROBE_DATASET)[0] if o.constant_sizes else exe
+        return cuda_driver.time_all_ms(lambda: small(*dev), repeat=1, warmup=1)[0]
 
     stage = "compile"
     try:
-        exe, row.gpu_compile_s = compile_timed(k, "cuda")
+        exe, row.gpu_compile_s = compile_timed(k, "cuda", _sizes(o))
         row.sequential = sum(1 for s in sequential_launches(exe.trace.decisions) if s.holds_loop)
         if row.sequential and _probe(o):
             stage = f"{PROBE_DATASET} probe"
@@ -539,6 +549,9 @@ def parse_options(argv: list[str] | None):
                     help="above SMALL, skip a reference estimated (from SMALL) longer than this")
     ap.add_argument("--list", action="store_true", help="list the kernels and exit (no GPU, no compile)")
     ap.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    ap.add_argument("--symbolic-sizes", action="store_true",
+                    help="compile the sizes as index arguments (one program for every size) instead of as "
+                         "constants (PolyBench/C's #define, the default)")
     args = ap.parse_args(argv)
     if args.repeat < 1 or args.warmup < 0 or args.cpu_repeat < 0:
         ap.error("--repeat must be >= 1, --warmup and --cpu-repeat >= 0")
@@ -549,7 +562,7 @@ def parse_options(argv: list[str] | None):
         ap.error(f"unknown kernel(s): {', '.join(unknown)} (known: {', '.join(polybench.KERNELS)})")
     o = Options(args.dataset, args.repeat, args.warmup, args.cpu_repeat, args.cpu_max_s, args.gpu_max_s,
                 args.gpu_skip_s, args.gpu_mem_gb * 1e9, args.ref_max_s,
-                None if args.no_reference == "" else frozenset(no_ref))
+                None if args.no_reference == "" else frozenset(no_ref), not args.symbolic_sizes)
     return args, o, [polybench.KERNELS[n] for n in names]
 
 
@@ -566,7 +579,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"warm-up calls, each call on a fresh device copy of the inputs (gpu: the launches of "
                       f"`exe.bind`); cpu: wall-clock median of {o.cpu_repeat} calls on fresh copies; calls over "
                       f"{o.gpu_max_s:g} s (GPU) / {o.cpu_max_s:g} s (CPU) not repeated; compiles with the caches "
-                      f"off; checks against the cpu result (cpu: against the numpy reference, run for {refs})")
+                      f"off; checks against the cpu result (cpu: against the numpy reference, run for {refs}); "
+                      f"sizes compiled in as "
+                      f"{'constants (PolyBench/C #define)' if o.constant_sizes else 'index arguments'}")
     for key, value in meta.items():
         print(f"{key}: {value}")
     rows = run_all(torch, kernels, o)

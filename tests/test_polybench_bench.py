@@ -198,7 +198,7 @@ def test_a_failing_kernel_is_a_row_and_the_run_goes_on(monkeypatch):
     assert rows[0].note.startswith("inputs failed: FileNotFoundError") and rows[0].cpu.ms is None
     assert rows[1].cpu.ms > 0 and not rows[1].note
 
-    def no_compile(k, target):
+    def no_compile(k, target, dataset=None):
         raise runtime.CompileError("LLVM says no")
 
     monkeypatch.setattr(pb, "compile_timed", no_compile)
@@ -284,8 +284,8 @@ def _fake_gpu(monkeypatch, ms=(1.0, 2.0, 3.0, 4.0), sequential=()):
     fakes, counts = [], []
     real = pb.compile_timed
 
-    def compile_timed(k, target):
-        exe, seconds = real(k, "cpu")
+    def compile_timed(k, target, dataset=None):
+        exe, seconds = real(k, "cpu", dataset)
         if target == "cuda":
             fakes.append(_FakeGPU(exe))
             return fakes[-1], seconds
