@@ -15,7 +15,7 @@ from .parallelize import PARALLEL_REDUCTION_KINDS, AffineParallelize, check_para
 from .permute import LoopPermute, check_permutation, interchange_loops, permute_loops, permuted_order
 from .permute_bounds import BoundsError, permuted_bounds
 from .permute_choice import choose_permutation, innermost_score
-from .sink import LoopSink, sink_into_inner_loop, sinkable_ops
+from .sink import LoopSink, sink_into_using_loops
 from .skew import LoopSkew, SkewResult, check_skew, has_parallel_loop, skew_band
 from .tile import LoopTile, TileResult, check_tiling, normalize_tile_sizes, tile_band
 from .tile_bounds import Extent, extent, separate_full_tiles, trip_divisor
@@ -47,7 +47,7 @@ __all__ = [
     "interchange_loops", "is_normalized", "jam_structure", "model_tile_sizes", "normalize_loop",
     "normalize_tile_sizes", "parallelize_loop", "permute_loops", "permuted_bounds", "permuted_order",
     "promote_single_iteration_composing_bound", "promote_single_iteration_materializing_bound",
-    "separate_full_tiles", "sink_into_inner_loop", "sinkable_ops", "skew_band", "split_cleanup_loop",
+    "separate_full_tiles", "sink_into_using_loops", "skew_band", "split_cleanup_loop",
     "substitute_value", "tile_band", "trip_divisor", "unroll_by_factor", "unroll_full", "unroll_jam_by_factor",
     "unroll_up_to_factor",
 ]
