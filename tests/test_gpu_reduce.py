@@ -605,7 +605,7 @@ func.func @f(%A: memref<8x8xf32>) {
       "carried by %i, distance (1)"),
     "combining op": (_rows("""    %s = affine.for %j = 0 to 8 iter_args(%acc = %z) -> (f32) {
       %x = affine.load %A[%i, %j] : memref<8x8xf32>
-      %a = arith.subf %acc, %x : f32
+      %a = arith.subf %x, %acc : f32
       affine.yield %a : f32
     }"""), "iter_arg %acc of %j at <string>:5:5 is not a reduction by a recognized combining op"),
     "reduction loop storing ahead": (_rows("""    %s = affine.for %j = 0 to 7 iter_args(%acc = %z) -> (f32) {

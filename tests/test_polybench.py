@@ -94,7 +94,7 @@ def test_cpu_pipeline_keeps_the_meaning(name):
 #: loop; a block reduction per outer iteration would parallelize them), floyd-warshall (every loop
 #: carries a dependence of unbounded distance in both directions in its k-th row and column: the
 #: skew is refused). seidel-2d and nussinov run as wavefronts (affine-loop-skew).
-SEQUENTIAL = {"cholesky", "durbin", "floyd-warshall", "gramschmidt", "lu", "ludcmp", "trisolv"}
+SEQUENTIAL = {"floyd-warshall"}
 
 
 def test_the_suite_is_complete():

@@ -87,7 +87,7 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
-from affine_ir.interfaces import LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.traits import ConstantLike
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
@@ -96,11 +96,9 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, loop_name, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .gpu_map import plan_function
-from .gpu_map_nest import AXES, HostPlan, frees_memory, host_value_checker, new_launch
+from .gpu_map_nest import AXES, HostPlan, band_dims, frees_memory, host_value_checker, new_launch
 from .gpu_reduce_plan import (
     DEFAULT_BLOCK_SIZE,
-    PASS,
     RowPlan,
     RowReduction,
     block_size_for,
@@ -329,6 +327,8 @@ class _Rewriter:
         block.insert_after(loop, after)
         self.origin[init] = self.origin[after] = loop
         store.erase()
+        if r.guarded:
+            r.runs = _runs_set(loop)
         r.index, r.load, r.store = len(loop.iter_args) - 1, None, None
 
     def _stride(self, loop: AffineForOp) -> None:
@@ -378,11 +378,34 @@ class _Rewriter:
             block.insert_before(anchor, BarrierOp(location=loop.location))
             s //= 2
         for r, buf, uses, v0 in zip(reds, shared, users, inits):
+            if r.guarded:
+                self._guarded_combine(r, buf, uses, v0, block, anchor, loop)
+                continue
             total = _load(buf, AffineExpr.constant(0), [], loop)
             block.insert_before(anchor, total.owner)
             res = _combine(r, v0, total, block, anchor, loop)
             for use in uses:
                 use.op.set_operand(use.index, res)
+
+    def _guarded_combine(self, r: RowReduction, buf: Value, uses, v0: Value, block: Block, anchor: Operation,
+                         loop: AffineForOp) -> None:
+        """For a guarded memory reduction (:attr:`RowReduction.guarded`): ``affine.if (tid == 0 and the
+        loop runs) { m[f] = op(m[f], partials[0]) }``; the element's load moves there from before the
+        loop, and its store (the use of the loop's result) with it."""
+        guard = AffineIfOp(r.runs[0], [self.tid, *r.runs[1]], location=loop.location)
+        block.insert_before(anchor, guard)
+        then = guard.then_block
+        init = v0.owner
+        init.detach()
+        then.insert_before(then.terminator, init)
+        total = _load(buf, AffineExpr.constant(0), [], loop)
+        then.insert_before(then.terminator, total.owner)
+        res = _combine(r, v0, total, then, then.terminator, loop)
+        for use in uses:
+            use.op.set_operand(use.index, res)
+            use.op.detach()
+            then.insert_before(then.terminator, use.op)
+        self.origin[guard] = loop
 
     # -- row-level statements -------------------------------------------------------------------------------------
     def _thread0_stores(self) -> int:
@@ -419,6 +442,16 @@ class _Rewriter:
 
 
 # -- small builders ----------------------------------------------------------------------------------------------
+def _runs_set(loop: AffineForOp) -> tuple[IntegerSet, list[Value]]:
+    """``(set, operands)``: the points ``(tid, bound operands...)`` where ``tid == 0`` and ``loop`` (its
+    bounds as they are now) runs at least once (every upper bound above every lower bound)."""
+    (d,) = band_dims(loop)
+    dims = [AffineExpr.dim(k + 1) for k in range(len(d.operands))]
+    runs = tuple((u - lo).replace([], dims) - 1 for lo in d.lbs for u in d.ubs)
+    return IntegerSet(1 + len(d.operands), 0, (AffineExpr.dim(0), *runs), (True,) + (False,) * len(runs)), \
+        list(d.operands)
+
+
 def _apply(expr: AffineExpr, dims: list[Value], syms: list[Value], name: str | None, at: Operation) -> Value:
     used = sorted(expr.used_symbols())
     e = expr.replace([AffineExpr.dim(k) for k in range(len(dims))],
@@ -469,6 +502,8 @@ class GpuMapReductions(Pass):
     block_size: int = option(DEFAULT_BLOCK_SIZE, "threads per block (a power of two <= the target's most threads "
                                                  "per block, 1024; smaller when every row loop is shorter)")
     target: str = option(DEFAULT_GPU.name, "the GPU whose launch limits apply (a name of analysis.targets)")
+    atomic: bool = option(False, "combine the partial results of a two-phase reduction with atomics into the "
+                                 "destination instead of a second launch (float sums then vary from run to run)")
 
     def __post_init__(self) -> None:
         try:
@@ -477,31 +512,9 @@ class GpuMapReductions(Pass):
             raise ValueError(e.reason) from None
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        from .gpu_reduce_units import map_reductions_in_block  # (it builds on this module)
+
         if func.is_declaration:
             return
-        try:
-            units = plan_function(func, PASS).units
-        except TransformError as e:
-            ctx.note(func, f"left for gpu-map: {e.reason}")
-            return
-        host = HostPlan(func.body)
-        gpu = gpu_target(self.target)
-        for unit in units:
-            loops = [x for x in unit.ops if isinstance(x, LoopLikeOpInterface)]
-            if not loops:
-                continue
-            op = loops[0]
-            if not unit.is_lone_nest:
-                ctx.note(op, f"left for gpu-map: {unit.reason or 'it shares a launch with other statements'}")
-                continue
-            try:
-                plan = plan_row_reductions(op, self.block_size, host.is_host_value, gpu)
-            except TransformError as e:
-                ctx.note(op, f"left for gpu-map: {e.reason}")
-                continue
-            why = thread_per_row_reason(plan)
-            if why:
-                ctx.note(op, f"left for gpu-map: {why}")
-                continue
-            mapped = map_rows(op, self.block_size, host, plan, gpu)
-            ctx.applied(mapped.launch, mapped.describe())
+        map_reductions_in_block(func, func.body, host_value_checker(func.body), HostPlan(func.body), ctx,
+                                self.block_size, gpu_target(self.target), self.atomic)
