@@ -332,14 +332,17 @@ class _Rewriter:
         r.index, r.load, r.store = len(loop.iter_args) - 1, None, None
 
     def _stride(self, loop: AffineForOp) -> None:
-        """``for j = lb to ub step s`` -> ``for j = lb + tid * s to ub step B * s``."""
+        """``for j = lb to ub step s`` -> ``for j = lb + tid * s to ub step B * s`` (a loop of
+        :attr:`RowPlan.lane_steps`, ``s`` its lane step: ``lb + tid * s``, its step kept)."""
+        lane = self.plan.lane_steps.get(loop)
         if self.b == 1:
             return
         lbm = loop.lower_bound_map
         tid = AffineExpr.symbol(lbm.num_symbols)
-        new = AffineMap(lbm.num_dims, lbm.num_symbols + 1, tuple(e + tid * loop.step for e in lbm.results))
+        new = AffineMap(lbm.num_dims, lbm.num_symbols + 1, tuple(e + tid * (lane or loop.step) for e in lbm.results))
         loop.set_bounds(new, [*loop.lower_bound_operands, self.tid], loop.upper_bound_map, loop.upper_bound_operands)
-        loop.attributes["step"] = loop.step * self.b
+        if lane is None:
+            loop.attributes["step"] = loop.step * self.b
 
     def _block_reduce(self, loop: AffineForOp, reds: list[RowReduction]) -> None:
         block, tid, b = loop.parent, self.tid, self.b

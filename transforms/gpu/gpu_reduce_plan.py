@@ -109,6 +109,9 @@ class RowPlan:
     grid: list[int | None] = field(default_factory=list)
     shared_bytes: int = 0
     conflicts: set[tuple[Operation, Operation]] = field(default_factory=set)
+    #: row loops already spread over a grid (a two-phase reduction's first phase): each thread adds
+    #: ``tid * step`` to the lower bound and keeps the loop's step (instead of ``B * step``)
+    lane_steps: dict[AffineForOp, int] = field(default_factory=dict)
 
     @property
     def axes(self) -> list[BandDim]:
