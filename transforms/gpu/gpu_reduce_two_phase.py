@@ -112,8 +112,12 @@ def _two_phase_blocker(plan: RowPlan, atomic: bool) -> tuple[AffineForOp | None,
 def choose_two_phase(plan: RowPlan, requested: int, gpu: GPUTarget = DEFAULT_GPU,
                      atomic: bool = False) -> TwoPhase | None:
     """The two-phase reduction of the planned unit (module docstring), or None: one block (a
-    constant trip count of at most :data:`ELEMENTS_PER_THREAD` per thread, or not legal)."""
+    constant trip count of at most :data:`ELEMENTS_PER_THREAD` per thread, or not legal). With
+    ``atomic``, a unit the atomics cannot serve gets the deterministic second phase."""
     loop, _why = _two_phase_blocker(plan, atomic)
+    if loop is None and atomic:  # (no atomics for it: the deterministic second phase)
+        atomic = False
+        loop, _why = _two_phase_blocker(plan, atomic)
     if loop is None:
         return None
     b = block_size_for(requested, gpu=gpu)
