@@ -198,7 +198,7 @@ def map_reductions_in_block(func: FuncOp, body: Block, is_host, host: HostPlan, 
             mapped = map_unit(unit.ops, unit.span, host, block_size, gpu, atomic)
         except TransformError as e:
             if ctx is not None:
-                ctx.note(op, f"left for gpu-map: {'; '.join([*reasons, e.reason])}")
+                ctx.note(op, f"left for gpu-map: {reasons[0] if reasons else e.reason}")
             continue
         if ctx is not None:
             ctx.applied(mapped.launches[0], mapped.describe())
