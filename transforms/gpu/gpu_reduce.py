@@ -66,7 +66,15 @@ A row buffer and a row loop holding a loop (attention's scores, S = 2048, D = 64
       memref.dealloc %sc
 
 Float sums are reassociated (per-thread partials, then the tree): results differ from the
-sequential order by rounding (max/min and integer reductions are exact).
+sequential order by rounding (max/min and integer reductions are exact). ``acc - x`` (``subf``/
+``subi``, the accumulator on the left) is a sum: partials start from the identity and subtract,
+and are added to each other and to the initial value.
+
+The pass also maps reductions that have no row loop (a full sum, a dot product, a solver's
+triangular sum) and those in the body of a loop ``gpu-map`` keeps on the host: one block, or a
+two-phase reduction (a grid of per-block partials, then one block combining them in a fixed
+order; option ``atomic=true``: atomics instead of the second launch), see
+:mod:`.gpu_reduce_units` and :mod:`.gpu_reduce_two_phase`.
 """
 
 from __future__ import annotations
