@@ -228,10 +228,9 @@ class AtomicRMWOp(MemRefAccessInterface):
         return (MemoryEffect(EffectKind.READ, self.memref), MemoryEffect(EffectKind.WRITE, self.memref))
 
     def print_(self, p) -> None:
-        attrs = {k: v for k, v in self.attributes.items() if k != "kind"}
-        extra = f" {attrs}" if attrs else ""
         p.write(f"memref.atomic_rmw {self.kind} {p.value(self.value)}, {p.value(self.memref)}"
-                f"[{p.values(self.indices)}]{extra} : ({self.value.type}, {self.memref.type}) -> "
+                f"[{p.values(self.indices)}]{p.attr_dict(self, elide=('kind',))} : ({self.value.type}, "
+                f"{self.memref.type}) -> "
                 f"{self.results[0].type}")
 
     @classmethod

@@ -114,8 +114,8 @@ from .gpu_reduce_plan import (
     thread_per_row_reason,
 )
 
-__all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row_reductions", "map_rows",
-           "plan_row_reductions", "thread_per_row_reason"]
+__all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "combine_reduced", "map_row_reductions",
+           "map_rows", "plan_row_reductions", "thread_per_row_reason"]
 
 @dataclass
 class MappedRows:
@@ -383,7 +383,7 @@ class _Rewriter:
                 other = _load(buf, AffineExpr.dim(0) + s, [tid], loop)
                 then.insert_before(then.terminator, mine.owner)
                 then.insert_before(then.terminator, other.owner)
-                c = _combine(r, mine, other, then, then.terminator, loop)
+                c = combine_reduced(r, mine, other, then, then.terminator, loop)
                 then.insert_before(then.terminator, _store(c, buf, AffineExpr.dim(0), [tid], loop))
             block.insert_before(anchor, guard)
             block.insert_before(anchor, BarrierOp(location=loop.location))
@@ -394,7 +394,7 @@ class _Rewriter:
                 continue
             total = _load(buf, AffineExpr.constant(0), [], loop)
             block.insert_before(anchor, total.owner)
-            res = _combine(r, v0, total, block, anchor, loop)
+            res = combine_reduced(r, v0, total, block, anchor, loop)
             for use in uses:
                 use.op.set_operand(use.index, res)
 
@@ -411,7 +411,7 @@ class _Rewriter:
         then.insert_before(then.terminator, init)
         total = _load(buf, AffineExpr.constant(0), [], loop)
         then.insert_before(then.terminator, total.owner)
-        res = _combine(r, v0, total, then, then.terminator, loop)
+        res = combine_reduced(r, v0, total, then, then.terminator, loop)
         for use in uses:
             use.op.set_operand(use.index, res)
             use.op.detach()
@@ -481,7 +481,7 @@ def _store(v: Value, buf: Value, e: AffineExpr, dims: list[Value], at: Operation
     return AffineStoreOp(v, buf, AffineMap(len(dims), 0, (e,)), dims, location=at.location)
 
 
-def _combine(r: RowReduction, a: Value, b: Value, block: Block, anchor: Operation, at: Operation) -> Value:
+def combine_reduced(r: RowReduction, a: Value, b: Value, block: Block, anchor: Operation, at: Operation) -> Value:
     """``op(a, b)`` (``truncf(op(extf a, extf b))`` for a widened chain), inserted before ``anchor``."""
     ops: list[Operation] = []
     if r.wide is not None:

@@ -311,7 +311,7 @@ def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_
     keeps on the host, whose host values ``is_host_value`` tells) to one block per row on ``gpu`` (see
     :class:`RowPlan` and the module docstring), or TransformError naming the loop and the reason
     (also a constant grid beyond ``gpu.max_grid_dims``). Changes nothing."""
-    if op.parent is None or not isinstance(op.parent_op, (FuncOp, AffineForOp)):
+    if op.parent is None or not isinstance(op.parent_op, (FuncOp, AffineForOp)):  # op-name: where a nest lies
         raise TransformError(PASS, f"cannot map '{op.name}'{at_location(op)}: not a top-level nest of a function "
                                    f"(or of a loop kept on the host)", loops=[op])
     block_size_for(block_size, gpu=gpu)

@@ -51,7 +51,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, loop_name, value_name
 from .gpu_map_nest import HostPlan, band_dims
-from .gpu_reduce import _combine, map_rows
+from .gpu_reduce import combine_reduced, map_rows
 from .gpu_reduce_plan import DEFAULT_BLOCK_SIZE, PASS, RowPlan, block_size_for, plan_row_reductions
 from .gpu_reduce_units import MappedUnit, map_one_block, plan_unit
 
@@ -237,7 +237,7 @@ def _phase_two(plan: RowPlan, tp: TwoPhase, count: tuple[AffineMap, list[Value]]
     for k, (r, buf) in enumerate(its):
         p = AffineLoadOp(buf, ident, [g], location=loop.location)
         body.insert_before(anchor, p)
-        yields.append(_combine(r, body.args[1 + k], p.results[0], body, anchor, loop))
+        yields.append(combine_reduced(r, body.args[1 + k], p.results[0], body, anchor, loop))
     for r, buf in zip(plan.reductions, buffers):
         if r.index is not None:
             continue
@@ -245,7 +245,7 @@ def _phase_two(plan: RowPlan, tp: TwoPhase, count: tuple[AffineMap, list[Value]]
         body.insert_before(anchor, v)
         p = AffineLoadOp(buf, ident, [g], location=loop.location)
         body.insert_before(anchor, p)
-        c = _combine(r, v.results[0], p.results[0], body, anchor, loop)
+        c = combine_reduced(r, v.results[0], p.results[0], body, anchor, loop)
         st = r.store.clone({})
         st.set_operand(0, c)
         body.insert_before(anchor, st)
