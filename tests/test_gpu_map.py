@@ -456,14 +456,16 @@ func.func @f(%A: memref<4xf32>) {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 1.0 : f32
   affine.for %i = 0 to 4 {
-    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
-      gpu.terminator
+    affine.if affine_set<(d0) : (d0 - 1 >= 0)>(%i) {
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+                 threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        gpu.terminator
+      }
     }
     affine.store %cst, %A[%i] : memref<4xf32>
   }
   return
-}""", "cannot map @f: the 'gpu.launch' at <string>:6:5 is not at the top level (a launch cannot run in a kernel)"),
+}""", "cannot map @f: the 'gpu.launch' at <string>:7:7 is not at the top level (a launch cannot run in a kernel)"),
         "alloc": ("""
 func.func @f(%A: memref<4xindex>) {
   %n = affine.load %A[0] : memref<4xindex>

@@ -107,6 +107,7 @@ module attributes {gpu.container_module, test.flag, test.num = 3 : i64} {
     %d = memref.dim %0, %c0 : memref<?x8xf32>
     %v = memref.load %0[%c0, %c0] : memref<?x8xf32>
     memref.store %v, %1[%c0] : memref<4xf32>
+    %old = memref.atomic_rmw addf %v, %1[%c0] : (f32, memref<4xf32>) -> f32
     %sc = memref.load %6[] : memref<f32>
     %r = func.call @ext(%A, %d) : (memref<?x8xf32>, index) -> f32
     %r2:2 = call @callee(%r) : (f32) -> (f32, i32)

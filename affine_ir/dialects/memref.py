@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..core import Operation, Value
 from ..interfaces import MemRefAccessInterface
 from ..traits import EffectKind, MemoryEffect, Pure
-from ..types import MemRefType, index
+from ..types import FloatType, MemRefType, index
 from ._simple import build_from_operands, verify_element_type
 
 
@@ -186,3 +186,82 @@ class StoreOp(_IndexedAccess):
         m, idx, attrs, t, tloc = cls._parse_access(p)
         p.check_type(v, t.element_type, tloc)
         return cls([v, m, *idx], attributes=attrs, location=loc)
+
+
+#: ``memref.atomic_rmw`` kinds (MLIR's ``AtomicRMWKind``) -> the ``arith`` op computing the new value.
+ATOMIC_RMW_KINDS = {"addf": "arith.addf", "addi": "arith.addi", "mulf": "arith.mulf", "muli": "arith.muli",
+                    "maximumf": "arith.maximumf", "minimumf": "arith.minimumf", "maxnumf": "arith.maxnumf",
+                    "minnumf": "arith.minnumf", "maxs": "arith.maxsi", "mins": "arith.minsi", "maxu": "arith.maxui",
+                    "minu": "arith.minui", "andi": "arith.andi", "ori": "arith.ori", "xori": "arith.xori"}
+_FLOAT_ATOMIC_KINDS = frozenset({"addf", "mulf", "maximumf", "minimumf", "maxnumf", "minnumf"})
+
+
+class AtomicRMWOp(MemRefAccessInterface):
+    """``%old = memref.atomic_rmw addf %v, %m[%i] : (f32, memref<?xf32>) -> f32`` (MLIR's op): reads
+    the element, writes ``kind(element, %v)`` in one indivisible step, returns the element read.
+    Effects: READ and WRITE of the memref (an access: the memref is operand 1, the indices follow)."""
+
+    name = "memref.atomic_rmw"
+    memref_index = 1
+    is_write = True
+
+    def __init__(self, kind: str, value: Value, memref: Value, indices: Sequence[Value], location=None,
+                 name_hint=None):
+        super().__init__([value, memref, *indices], [value.type], {"kind": kind}, location=location,
+                         result_names=[name_hint])
+
+    @property
+    def kind(self) -> str:
+        return self.attributes["kind"]
+
+    @property
+    def value(self) -> Value:
+        return self.operands[0]
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        kind = attributes.get("kind")
+        return cls(getattr(kind, "value", kind), operands[0], operands[1], operands[2:], location=location)
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        """READ and WRITE of the memref."""
+        return (MemoryEffect(EffectKind.READ, self.memref), MemoryEffect(EffectKind.WRITE, self.memref))
+
+    def print_(self, p) -> None:
+        p.write(f"memref.atomic_rmw {self.kind} {p.value(self.value)}, {p.value(self.memref)}"
+                f"[{p.values(self.indices)}]{p.attr_dict(self, elide=('kind',))} : ({self.value.type}, "
+                f"{self.memref.type}) -> "
+                f"{self.results[0].type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        kind = p.parse_keyword(tuple(ATOMIC_RMW_KINDS), "atomic_rmw kind")
+        v = p.parse_operand()
+        p.expect(",")
+        m, idx = p.parse_indexed_operand()
+        p.expect(":")
+        p.expect("(")
+        vt = p.parse_type()
+        p.expect(",")
+        mt = p.parse_type()
+        p.expect(")")
+        p.expect("->")
+        p.parse_type()
+        p.check_type(v, vt, loc)
+        p.check_type(m, mt, loc)
+        for i in idx:
+            p.check_type(i, index, loc)
+        return cls(kind, v, m, idx, location=loc)
+
+    def verify_(self) -> None:
+        t = self.memref.type
+        if self.kind not in ATOMIC_RMW_KINDS:
+            raise self.error(f"unknown kind '{self.kind}' (one of {', '.join(ATOMIC_RMW_KINDS)})")
+        if not isinstance(t, MemRefType):
+            raise self.error(f"expects a memref, got {t}")
+        if len(self.indices) != t.rank or any(v.type != index for v in self.indices):
+            raise self.error(f"expects {t.rank} index operands for {t}")
+        if self.value.type != t.element_type or self.results[0].type != t.element_type:
+            raise self.error(f"value and result must be the element type {t.element_type}")
+        if (self.kind in _FLOAT_ATOMIC_KINDS) != isinstance(t.element_type, FloatType):
+            raise self.error(f"kind '{self.kind}' does not apply to {t.element_type}")

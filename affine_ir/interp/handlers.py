@@ -159,6 +159,21 @@ def _store(tr: FunctionTranslator, op) -> None:
     tr.store(mem, lin, tr.val(op.value))
 
 
+def _atomic_rmw(tr: FunctionTranslator, op) -> None:
+    """``memref.atomic_rmw``: the old element is the result; the element becomes ``kind(old, value)``
+    (the emulation runs one thread at a time, so the step is indivisible)."""
+    from ..dialects.memref import ATOMIC_RMW_KINDS
+
+    mem = tr.mem(op.memref)
+    lin = tr.element_index(mem, *_access_indices(tr, op))
+    old = tr.assign(op.results[0], tr.load_expr(mem, lin))
+    info = scalar_info(op.results[0].type)
+    expr, rounds = TEMPLATES[ATOMIC_RMW_KINDS[op.kind]]([old, tr.val(op.value)], op, info, info)
+    new = tr.fresh("atomic")
+    tr.assign_name(new, expr, info if rounds and info.is_float else None)
+    tr.store(mem, lin, new)
+
+
 def _index_tuple(tr: FunctionTranslator, op) -> str:
     exprs, names, _ = _access_indices(tr, op)
     return "(" + "".join(f"{py_affine(e, names)}, " for e in exprs) + ")"
@@ -272,6 +287,7 @@ HANDLERS = {
     "memref.dim": _dim,
     "memref.load": _load_store_memref,
     "memref.store": _load_store_memref,
+    "memref.atomic_rmw": _atomic_rmw,
     "func.call": _call,
     "func.return": _return,
     "vector.broadcast": _broadcast,

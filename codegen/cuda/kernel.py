@@ -265,6 +265,27 @@ class KernelPrinter:
     op_affine_load = op_memref_load = load
     op_affine_store = op_memref_store = store
 
+    def op_memref_atomic_rmw(self, op: Operation) -> None:
+        """``memref.atomic_rmw``: CUDA's ``atomicAdd``/``atomicMax``/... where one exists for the
+        kind and type, else a compare-and-swap loop (float max/min, products); f32, f64, i32, i64."""
+        t = op.memref.type.element_type
+        ct = reg_type(t)
+        if storage_type(t) != ct or ct not in ("float", "double", "int", "long long"):
+            raise self.error(op, f"no atomic of element type {t} (f32, f64, i32 and i64 have one)")
+        ref, v = f"&{self.access(op)}", self.val(op.value)
+        name = self.name(op.results[0])
+        direct = _ATOMIC_FUNCTIONS.get((op.kind, ct))
+        if direct is not None:
+            fn, cast = direct
+            call = f"{fn}(({cast}*){ref}, ({cast}){v})" if cast != ct else f"{fn}({ref}, {v})"
+            self.emit(f"{ct} {name} = ({ct}){call};")
+            return
+        bits, to_bits, from_bits = _CAS_TYPES[ct]
+        new = _atomic_update(self, op.kind, ct, "a", v)
+        self.emit(f"{ct} {name};")
+        self.emit(f"{{ {bits}* p = ({bits}*){ref}; {bits} seen = *p, was; do {{ was = seen; {ct} a = {from_bits}(was); "
+                  f"seen = atomicCAS(p, was, {to_bits}({new})); }} while (seen != was); {name} = {from_bits}(seen); }}")
+
     def local_array(self, op: Operation) -> None:
         """A thread-private array (``memref.alloca``, private ``memref.alloc``), zero-filled."""
         t: MemRefType = op.results[0].type
@@ -462,3 +483,39 @@ class KernelPrinter:
 
     def op_gpu_block_dim(self, op: Operation) -> None:
         self.set_int(op.results[0], self.block_size["xyz".index(op.dimension)])
+
+
+#: (kind, C type) -> (CUDA atomic function, the pointer type it takes).
+_ATOMIC_FUNCTIONS = {
+    ("addf", "float"): ("atomicAdd", "float"), ("addf", "double"): ("atomicAdd", "double"),
+    ("addi", "int"): ("atomicAdd", "int"), ("addi", "long long"): ("atomicAdd", "unsigned long long"),
+    ("maxs", "int"): ("atomicMax", "int"), ("maxs", "long long"): ("atomicMax", "long long"),
+    ("mins", "int"): ("atomicMin", "int"), ("mins", "long long"): ("atomicMin", "long long"),
+    ("maxu", "int"): ("atomicMax", "unsigned int"), ("maxu", "long long"): ("atomicMax", "unsigned long long"),
+    ("minu", "int"): ("atomicMin", "unsigned int"), ("minu", "long long"): ("atomicMin", "unsigned long long"),
+    ("andi", "int"): ("atomicAnd", "int"), ("andi", "long long"): ("atomicAnd", "unsigned long long"),
+    ("ori", "int"): ("atomicOr", "int"), ("ori", "long long"): ("atomicOr", "unsigned long long"),
+    ("xori", "int"): ("atomicXor", "int"), ("xori", "long long"): ("atomicXor", "unsigned long long"),
+}
+#: C type -> (the CAS word type, value to word, word to value).
+_CAS_TYPES = {
+    "float": ("int", "__float_as_int", "__int_as_float"),
+    "double": ("unsigned long long", "(unsigned long long)__double_as_longlong", "__longlong_as_double"),
+    "int": ("int", "", ""),
+    "long long": ("unsigned long long", "(unsigned long long)", "(long long)"),
+}
+
+
+def _atomic_update(k: KernelPrinter, kind: str, ct: str, a: str, v: str) -> str:
+    """The C expression of ``kind(a, v)`` for a compare-and-swap loop (the interpreter's semantics)."""
+    if kind in ("maximumf", "minimumf"):
+        k.need(kind, ct)
+        return f"air_{kind}({a}, {v})"
+    if kind in ("maxnumf", "minnumf"):
+        return f"{'fmax' if kind == 'maxnumf' else 'fmin'}{'f' if ct == 'float' else ''}({a}, {v})"
+    if kind == "mulf":
+        return f"{a} * {v}"
+    if kind == "muli":
+        u = "unsigned int" if ct == "int" else "unsigned long long"
+        return f"({ct})(({u}){a} * ({u}){v})"
+    raise EmitError(f"cannot emit 'memref.atomic_rmw' kind {kind} as CUDA")

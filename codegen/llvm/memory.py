@@ -106,6 +106,27 @@ def _store(em: FunctionEmitter, op) -> None:
     em.b.store(store_convert(em.b, em.get(op.value), el), p, align=element_align(el))
 
 
+#: ``memref.atomic_rmw`` kinds -> LLVM ``atomicrmw`` operations (the others have none here).
+_ATOMIC_RMW = {"addf": "fadd", "addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
+               "andi": "and", "ori": "or", "xori": "xor"}
+
+
+@handler("memref.atomic_rmw")
+def _atomic_rmw(em: FunctionEmitter, op) -> None:
+    """``atomicrmw`` (sequentially consistent) for the kinds LLVM has; an error for the others
+    (``mulf``, ``maximumf``... would need a compare-and-swap loop) and for 16-bit floats."""
+    m = em.memref(op.memref)
+    el = m.type.element_type
+    kind = _ATOMIC_RMW.get(op.kind)
+    if kind is None or getattr(el, "name", "") in ("f16", "bf16"):
+        raise em.error(op, f"memref.atomic_rmw {op.kind} on {el} is not supported by the CPU emitter (kinds: "
+                           f"{', '.join(_ATOMIC_RMW)}; not on f16/bf16)")
+    idx = _indices(em, op)
+    guard_indices(em, op, m, idx)
+    p = element_ptr(em, m, idx)
+    em.set(op.results[0], em.b.atomic_rmw(kind, p, em.get(op.value), "seq_cst"))
+
+
 def _vector_rows(em: FunctionEmitter, m: MemRef, idx: list[ir.Value], vt: VectorType):
     """Per row of the vector (its last dim): (pointer to the row's first element, lane offset)."""
     b = em.b

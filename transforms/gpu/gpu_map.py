@@ -59,7 +59,7 @@ from affine_ir.traits import AffineMapValue, ConstantLike, RecursiveMemoryEffect
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
-from ..loop_utils import value_name
+from ..loop_utils import at_location, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .demote_scalars import demote_to_memory, is_demotable
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
@@ -238,7 +238,8 @@ def _check_kernel_ops(func: FuncOp, pass_name: str, kinds: dict[Operation, str])
     the top level outside loops kept on the host; the ops in those launches are kernel code
     already and stay as they are."""
     mapped = [op for op in func.body.ops if kinds.get(op) == _LAUNCH]
-    launches = [x for op in mapped for x in op.walk() if isinstance(x, LaunchOp)]
+    launches = [x for op in func.body.ops for x in op.walk() if isinstance(x, LaunchOp) and
+                (op in mapped or _in_host_loops(x, func))]
     kernel_code = {x for launch in launches for x in launch.walk() if x is not launch}
     hosted = set(launches)
     for op in func.walk():
@@ -250,6 +251,18 @@ def _check_kernel_ops(func: FuncOp, pass_name: str, kinds: dict[Operation, str])
                 not op.has_trait(RecursiveMemoryEffects) and not isinstance(op, LaunchOp) and op not in mapped:
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: '{op.name}'{where} cannot run in a kernel",
                                  location=op.location)
+
+
+def _in_host_loops(launch: LaunchOp, func: FuncOp) -> bool:
+    """Whether every op around ``launch`` up to ``func`` is an ``affine.for`` without iter_args (a
+    loop that may stay on the host: gpu-map-reductions maps reductions in such loop bodies; a
+    launch in one that is not kept on the host is refused when its nest is mapped)."""
+    op = launch.parent_op
+    while op is not func:
+        if not isinstance(op, AffineForOp) or op.iter_args:
+            return False
+        op = op.parent_op
+    return True
 
 
 def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None, is_host=None) -> FunctionPlan:
@@ -446,6 +459,15 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
                                   f"({nest.why})")
             out += _map_block(func, loop.body, inner, block_sizes, ctx, gpu, plan)
             continue
+        inner_launch = next((x for op in unit.ops for x in op.walk() if isinstance(x, LaunchOp)), None)
+        if inner_launch is not None:
+            e = TransformError(PASS, f"cannot map '{unit.ops[0].name}'{at_location(unit.ops[0])}: it holds the "
+                                     f"'{inner_launch.name}'{at_location(inner_launch)} and is not kept on the host",
+                               location=unit.ops[0].location)
+            if ctx is None:
+                raise e
+            ctx.refused(unit.ops[0], e)
+            continue
         mapped = map_nest(unit.ops[0], host=host, plan=nest) if nest is not None else \
             map_sequentially(unit.ops, unit.reason, host)
         if mapped.launch is not None:
@@ -464,7 +486,8 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
 def _worth_hosting(op: Operation, is_host_value) -> bool:
     """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
     loop of launches: an ``affine.for`` without iter_args, host bounds, whose body holds a nest
-    with a parallel loop to map (directly, or in a nest worth hosting itself) and only ops a
+    with a parallel loop to map (directly, or in a nest worth hosting itself) or a launch already
+    made (by gpu-map-reductions) and only ops a
     launch or the host can take (no value computed in one iteration's launch used by another's
     host op)."""
     if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
@@ -474,6 +497,7 @@ def _worth_hosting(op: Operation, is_host_value) -> bool:
     for x in op.body.ops:
         if isinstance(x, AllocOp) or frees_memory(x):
             return False
+        found = found or isinstance(x, LaunchOp)  # (gpu-map-reductions' launches in a loop it left to host)
         if isinstance(x, LoopLikeOpInterface) and not found:
             band, _why, _dep = band_and_blocker(x, inner)
             found = bool(band) or _worth_hosting(x, inner)

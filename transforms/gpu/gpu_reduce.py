@@ -66,7 +66,15 @@ A row buffer and a row loop holding a loop (attention's scores, S = 2048, D = 64
       memref.dealloc %sc
 
 Float sums are reassociated (per-thread partials, then the tree): results differ from the
-sequential order by rounding (max/min and integer reductions are exact).
+sequential order by rounding (max/min and integer reductions are exact). ``acc - x`` (``subf``/
+``subi``, the accumulator on the left) is a sum: partials start from the identity and subtract,
+and are added to each other and to the initial value.
+
+The pass also maps reductions that have no row loop (a full sum, a dot product, a solver's
+triangular sum) and those in the body of a loop ``gpu-map`` keeps on the host: one block, or a
+two-phase reduction (a grid of per-block partials, then one block combining them in a fixed
+order; option ``atomic=true``: atomics instead of the second launch), see
+:mod:`.gpu_reduce_units` and :mod:`.gpu_reduce_two_phase`.
 """
 
 from __future__ import annotations
@@ -87,7 +95,7 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp, LaunchOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
-from affine_ir.interfaces import LoopLikeOpInterface, MemRefAccessInterface
+from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.traits import ConstantLike
 from affine_ir.types import WORKGROUP, MemRefType, memref
 from analysis import reduction_identity
@@ -96,11 +104,9 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, loop_name, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .gpu_map import plan_function
-from .gpu_map_nest import AXES, HostPlan, frees_memory, host_value_checker, new_launch
+from .gpu_map_nest import AXES, HostPlan, band_dims, frees_memory, host_value_checker, new_launch
 from .gpu_reduce_plan import (
     DEFAULT_BLOCK_SIZE,
-    PASS,
     RowPlan,
     RowReduction,
     block_size_for,
@@ -108,8 +114,8 @@ from .gpu_reduce_plan import (
     thread_per_row_reason,
 )
 
-__all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "map_row_reductions", "map_rows",
-           "plan_row_reductions", "thread_per_row_reason"]
+__all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "combine_reduced", "map_row_reductions",
+           "map_rows", "plan_row_reductions", "thread_per_row_reason"]
 
 @dataclass
 class MappedRows:
@@ -329,17 +335,22 @@ class _Rewriter:
         block.insert_after(loop, after)
         self.origin[init] = self.origin[after] = loop
         store.erase()
+        if r.guarded:
+            r.runs = _runs_set(loop)
         r.index, r.load, r.store = len(loop.iter_args) - 1, None, None
 
     def _stride(self, loop: AffineForOp) -> None:
-        """``for j = lb to ub step s`` -> ``for j = lb + tid * s to ub step B * s``."""
+        """``for j = lb to ub step s`` -> ``for j = lb + tid * s to ub step B * s`` (a loop of
+        :attr:`RowPlan.lane_steps`, ``s`` its lane step: ``lb + tid * s``, its step kept)."""
+        lane = self.plan.lane_steps.get(loop)
         if self.b == 1:
             return
         lbm = loop.lower_bound_map
         tid = AffineExpr.symbol(lbm.num_symbols)
-        new = AffineMap(lbm.num_dims, lbm.num_symbols + 1, tuple(e + tid * loop.step for e in lbm.results))
+        new = AffineMap(lbm.num_dims, lbm.num_symbols + 1, tuple(e + tid * (lane or loop.step) for e in lbm.results))
         loop.set_bounds(new, [*loop.lower_bound_operands, self.tid], loop.upper_bound_map, loop.upper_bound_operands)
-        loop.attributes["step"] = loop.step * self.b
+        if lane is None:
+            loop.attributes["step"] = loop.step * self.b
 
     def _block_reduce(self, loop: AffineForOp, reds: list[RowReduction]) -> None:
         block, tid, b = loop.parent, self.tid, self.b
@@ -372,17 +383,40 @@ class _Rewriter:
                 other = _load(buf, AffineExpr.dim(0) + s, [tid], loop)
                 then.insert_before(then.terminator, mine.owner)
                 then.insert_before(then.terminator, other.owner)
-                c = _combine(r, mine, other, then, then.terminator, loop)
+                c = combine_reduced(r, mine, other, then, then.terminator, loop)
                 then.insert_before(then.terminator, _store(c, buf, AffineExpr.dim(0), [tid], loop))
             block.insert_before(anchor, guard)
             block.insert_before(anchor, BarrierOp(location=loop.location))
             s //= 2
         for r, buf, uses, v0 in zip(reds, shared, users, inits):
+            if r.guarded:
+                self._guarded_combine(r, buf, uses, v0, block, anchor, loop)
+                continue
             total = _load(buf, AffineExpr.constant(0), [], loop)
             block.insert_before(anchor, total.owner)
-            res = _combine(r, v0, total, block, anchor, loop)
+            res = combine_reduced(r, v0, total, block, anchor, loop)
             for use in uses:
                 use.op.set_operand(use.index, res)
+
+    def _guarded_combine(self, r: RowReduction, buf: Value, uses, v0: Value, block: Block, anchor: Operation,
+                         loop: AffineForOp) -> None:
+        """For a guarded memory reduction (:attr:`RowReduction.guarded`): ``affine.if (tid == 0 and the
+        loop runs) { m[f] = op(m[f], partials[0]) }``; the element's load moves there from before the
+        loop, and its store (the use of the loop's result) with it."""
+        guard = AffineIfOp(r.runs[0], [self.tid, *r.runs[1]], location=loop.location)
+        block.insert_before(anchor, guard)
+        then = guard.then_block
+        init = v0.owner
+        init.detach()
+        then.insert_before(then.terminator, init)
+        total = _load(buf, AffineExpr.constant(0), [], loop)
+        then.insert_before(then.terminator, total.owner)
+        res = combine_reduced(r, v0, total, then, then.terminator, loop)
+        for use in uses:
+            use.op.set_operand(use.index, res)
+            use.op.detach()
+            then.insert_before(then.terminator, use.op)
+        self.origin[guard] = loop
 
     # -- row-level statements -------------------------------------------------------------------------------------
     def _thread0_stores(self) -> int:
@@ -419,6 +453,16 @@ class _Rewriter:
 
 
 # -- small builders ----------------------------------------------------------------------------------------------
+def _runs_set(loop: AffineForOp) -> tuple[IntegerSet, list[Value]]:
+    """``(set, operands)``: the points ``(tid, bound operands...)`` where ``tid == 0`` and ``loop`` (its
+    bounds as they are now) runs at least once (every upper bound above every lower bound)."""
+    (d,) = band_dims(loop)
+    dims = [AffineExpr.dim(k + 1) for k in range(len(d.operands))]
+    runs = tuple((u - lo).replace([], dims) - 1 for lo in d.lbs for u in d.ubs)
+    return IntegerSet(1 + len(d.operands), 0, (AffineExpr.dim(0), *runs), (True,) + (False,) * len(runs)), \
+        list(d.operands)
+
+
 def _apply(expr: AffineExpr, dims: list[Value], syms: list[Value], name: str | None, at: Operation) -> Value:
     used = sorted(expr.used_symbols())
     e = expr.replace([AffineExpr.dim(k) for k in range(len(dims))],
@@ -437,7 +481,7 @@ def _store(v: Value, buf: Value, e: AffineExpr, dims: list[Value], at: Operation
     return AffineStoreOp(v, buf, AffineMap(len(dims), 0, (e,)), dims, location=at.location)
 
 
-def _combine(r: RowReduction, a: Value, b: Value, block: Block, anchor: Operation, at: Operation) -> Value:
+def combine_reduced(r: RowReduction, a: Value, b: Value, block: Block, anchor: Operation, at: Operation) -> Value:
     """``op(a, b)`` (``truncf(op(extf a, extf b))`` for a widened chain), inserted before ``anchor``."""
     ops: list[Operation] = []
     if r.wide is not None:
@@ -469,6 +513,8 @@ class GpuMapReductions(Pass):
     block_size: int = option(DEFAULT_BLOCK_SIZE, "threads per block (a power of two <= the target's most threads "
                                                  "per block, 1024; smaller when every row loop is shorter)")
     target: str = option(DEFAULT_GPU.name, "the GPU whose launch limits apply (a name of analysis.targets)")
+    atomic: bool = option(False, "combine the partial results of a two-phase reduction with atomics into the "
+                                 "destination instead of a second launch (float sums then vary from run to run)")
 
     def __post_init__(self) -> None:
         try:
@@ -477,31 +523,9 @@ class GpuMapReductions(Pass):
             raise ValueError(e.reason) from None
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        from .gpu_reduce_units import map_reductions_in_block  # (it builds on this module)
+
         if func.is_declaration:
             return
-        try:
-            units = plan_function(func, PASS).units
-        except TransformError as e:
-            ctx.note(func, f"left for gpu-map: {e.reason}")
-            return
-        host = HostPlan(func.body)
-        gpu = gpu_target(self.target)
-        for unit in units:
-            loops = [x for x in unit.ops if isinstance(x, LoopLikeOpInterface)]
-            if not loops:
-                continue
-            op = loops[0]
-            if not unit.is_lone_nest:
-                ctx.note(op, f"left for gpu-map: {unit.reason or 'it shares a launch with other statements'}")
-                continue
-            try:
-                plan = plan_row_reductions(op, self.block_size, host.is_host_value, gpu)
-            except TransformError as e:
-                ctx.note(op, f"left for gpu-map: {e.reason}")
-                continue
-            why = thread_per_row_reason(plan)
-            if why:
-                ctx.note(op, f"left for gpu-map: {why}")
-                continue
-            mapped = map_rows(op, self.block_size, host, plan, gpu)
-            ctx.applied(mapped.launch, mapped.describe())
+        map_reductions_in_block(func, func.body, host_value_checker(func.body), HostPlan(func.body), ctx,
+                                self.block_size, gpu_target(self.target), self.atomic)

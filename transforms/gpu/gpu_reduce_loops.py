@@ -8,14 +8,17 @@ A row loop may hold inner loops of any depth (each thread runs them whole) and s
 memory; what is split among the threads is the row loop's own iterations, so besides its
 reductions it must carry no dependence (exact, :func:`analysis.dependences`). Its reductions:
 
-- ``iter_args`` each reduced by one combining op kind (:data:`COMBINING_KINDS`; also
+- ``iter_args`` each reduced by one combining op kind (:data:`COMBINING_KINDS`; ``acc - x``
+  (``subf``/``subi``, the accumulator on the left) counts as a sum, its partials added; also
   ``truncf(op(extf acc, x))`` for f16/bf16 accumulators), each intermediate value used once, in
   the row loop's own body (a chain that flows through an inner loop is refused);
 - memory reductions ``m[f] = m[f] op x`` (a load and a store directly in the body, ``f``
   invariant in the loop, the element touched by nothing else in it, exact): on a *scratch
   buffer* (thread-private, see :mod:`.gpu_reduce_plan`; any other store to one is refused), or
-  on other memory when an access to the element directly in the row body precedes the loop or
-  the loop always runs (the element is then read before the loop).
+  on other memory (read before the loop when an access to the element directly in the row body
+  precedes it or the loop always runs; otherwise *guarded*: read, combined and written after the
+  loop's block reduction by thread 0, only where the loop runs, so an element that a loop of no
+  iterations never touches is not touched).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ COMBINING_KINDS = ("addf", "mulf", "maximumf", "minimumf", "addi", "muli", "maxs
                    "andi", "ori", "xori")
 #: The combining op classes and their kinds.
 _COMBINING_OPS = {arith.OPS[k]: k for k in COMBINING_KINDS}
+#: Subtractions ``acc - x`` and the sum kind that combines their partials.
+_SUBTRACTING_OPS = {arith.OPS["subf"]: "addf", arith.OPS["subi"]: "addi"}
 
 
 @dataclass
@@ -60,6 +65,9 @@ class RowReduction:
     load: AffineLoadOp | None = None
     store: AffineStoreOp | None = None
     wide: Type | None = None
+    guarded: bool = False  # a memory reduction whose loop may not run: the element is read and written
+    #                        after the loop, only where it runs
+    runs: tuple | None = None  # for a guarded one: (IntegerSet, operands) of "thread 0 and the loop runs"
 
     @property
     def name(self) -> str:
@@ -81,9 +89,18 @@ def in_block(op: Operation, block: Block) -> Operation:
 
 
 # -- reductions --------------------------------------------------------------------------------------------------
-def _kind(op: Operation) -> str | None:
+def _kind(op: Operation, acc: Value) -> str | None:
+    """The combining kind ``op`` applies to the accumulator ``acc`` (one of its operands): its own
+    kind, or for ``subf``/``subi`` with ``acc`` on the left the sum kind (``acc - x`` is ``acc + (-x)``:
+    each thread's partial starts from ``-0.0``/0 and subtracts, partials and the initial value are
+    then added), or None."""
+    if len(op.operands) != 2 or sum(o is acc for o in op.operands) != 1:
+        return None
     k = _COMBINING_OPS.get(type(op))
-    return k if len(op.operands) == 2 else None
+    if k is not None:
+        return k
+    sub = _SUBTRACTING_OPS.get(type(op))
+    return sub if sub is not None and op.operands[0] is acc else None
 
 
 def _chain(start: Value, end: Value, block: Block) -> str | None:
@@ -95,8 +112,8 @@ def _chain(start: Value, end: Value, block: Block) -> str | None:
         if len(v.uses) != 1:
             return None
         op = v.uses[0].op
-        k = _kind(op)
-        if op.parent is not block or k is None or sum(o is v for o in op.operands) != 1 or kind not in (None, k):
+        k = _kind(op, v)
+        if op.parent is not block or k is None or kind not in (None, k):
             return None
         kind = k
         v = op.results[0]
@@ -199,13 +216,10 @@ def _memory_reductions(loop: AffineForOp, scratch: set[Value]) -> list[RowReduct
                                            f"reduction s[c] = s[c] op x", loops=[loop])
             continue
         row = loop.parent.ops
-        if not private and not any(scalar_access(o) and same_element(o, st)
-                                   for o in row[: row.index(loop)]) and not analysis.always_runs(loop):
-            raise TransformError(PASS, f"row loop {loop_name(loop)}{at_location(loop)} may run zero times and reduces "
-                                       f"into {value_name(st.memref)}{at_location(st)}, which nothing before it in "
-                                       f"the row accesses", loops=[loop])
+        guarded = not private and not any(scalar_access(o) and same_element(o, st)
+                                          for o in row[: row.index(loop)]) and not analysis.always_runs(loop)
         _check_type(loop, value_name(st.memref), st.value.type, found[0])
-        out.append(RowReduction(loop, found[0], st.value.type, load=load, store=st, wide=found[1]))
+        out.append(RowReduction(loop, found[0], st.value.type, load=load, store=st, wide=found[1], guarded=guarded))
     return out
 
 

@@ -109,6 +109,9 @@ class RowPlan:
     grid: list[int | None] = field(default_factory=list)
     shared_bytes: int = 0
     conflicts: set[tuple[Operation, Operation]] = field(default_factory=set)
+    #: row loops already spread over a grid (a two-phase reduction's first phase): each thread adds
+    #: ``tid * step`` to the lower bound and keeps the loop's step (instead of ``B * step``)
+    lane_steps: dict[AffineForOp, int] = field(default_factory=dict)
 
     @property
     def axes(self) -> list[BandDim]:
@@ -304,12 +307,13 @@ def _conflicts(deps, body: Block, depth: int, private: set[Value]) -> set[tuple[
 # -- the plan ----------------------------------------------------------------------------------------------------
 def plan_row_reductions(op: Operation, block_size: int = DEFAULT_BLOCK_SIZE, is_host_value=None,
                         gpu: GPUTarget = DEFAULT_GPU) -> RowPlan:
-    """The mapping of the top-level nest ``op`` to one block per row on ``gpu`` (see
+    """The mapping of the top-level nest ``op`` (of a function, or of the body of a loop the caller
+    keeps on the host, whose host values ``is_host_value`` tells) to one block per row on ``gpu`` (see
     :class:`RowPlan` and the module docstring), or TransformError naming the loop and the reason
     (also a constant grid beyond ``gpu.max_grid_dims``). Changes nothing."""
-    if op.parent is None or not isinstance(op.parent_op, FuncOp):
-        raise TransformError(PASS, f"cannot map '{op.name}'{at_location(op)}: not a top-level nest of a function",
-                             loops=[op])
+    if op.parent is None or not isinstance(op.parent_op, (FuncOp, AffineForOp)):  # op-name: where a nest lies
+        raise TransformError(PASS, f"cannot map '{op.name}'{at_location(op)}: not a top-level nest of a function "
+                                   f"(or of a loop kept on the host)", loops=[op])
     block_size_for(block_size, gpu=gpu)
     is_host_value = is_host_value or host_value_checker(op.parent)
     band, rows = _row_band(op, is_host_value)
