@@ -191,3 +191,48 @@ def test_random_programs_keep_their_meaning(case):
     m, args = case
     out, _ = map_to_gpu(m, PIPE)
     assert_same_bits_in_both_thread_orders(run(m, args), out, args, "random program")
+
+
+@pytest.mark.gpu
+def test_two_phase_and_atomic_reductions_on_the_gpu():
+    """On the device: the two-phase sum (deterministic: the same bits on every call), the atomic
+    one, the max, the dot product and the trisolv-like host loop equal the interpreter exactly
+    (integer-valued data, so any order of the sums gives the same bits)."""
+    import runtime
+
+    if not runtime.gpu_available():
+        pytest.skip("needs an NVIDIA GPU")
+    def numpy_sum(args):
+        return [np.array([np.float32(3.0 + np.sum(args[1], dtype=np.float64))], np.float32)]
+
+    def numpy_max(args):
+        return [np.array([max(-100, int(args[1].max(initial=-100)))], np.int32)]
+
+    def sum_args(n):
+        return [n, _ints(n), np.array([3.0], np.float32)]
+
+    cases = [(SUM, PIPE, sum_args, numpy_sum),
+             (SUM, "gpu-map-reductions{atomic=true},gpu-map", sum_args, numpy_sum),
+             (MAX, PIPE, lambda n: [n, _ints(n, 1001, np.int32), np.zeros(1, np.int32)], numpy_max),
+             (DOT, PIPE, lambda n: [n, _ints(n), _ints(n, 5), np.zeros(1, np.float32)], None)]
+    for text, pipe, make, big_reference in cases:
+        m = air.parse(text)
+        exe = runtime.compile(m, target="cuda", pipeline=pipe)
+        for n in (0, 1, 257, 100_000) + ((3_000_001,) if big_reference else ()):
+            args = make(n)
+            want = big_reference(args) if n > 100_000 else [w for w in run(m, args)][-1:]
+            outs = []
+            for _ in range(2):
+                got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+                exe(*got)
+                outs.append(got[-1])
+            assert np.array_equal(outs[0], want[-1]) and np.array_equal(outs[1], want[-1]), (pipe, n, outs, want)
+    m = air.parse(TRISOLV)
+    exe = runtime.compile(m, target="cuda", pipeline=PIPE)
+    for n in (1, 40, 700):
+        L = (np.tril(_ints(n * n, 5).reshape(n, n), -1) + np.eye(n, dtype=np.float32)).astype(np.float32)
+        args = [n, L, np.zeros(n, np.float32), _ints(n, 7)]
+        want = run(m, args)
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        exe(*got)
+        assert all(np.array_equal(g, w) for g, w in zip([a for a in got if isinstance(a, np.ndarray)], want)), n
