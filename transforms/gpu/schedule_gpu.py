@@ -28,9 +28,12 @@ target (H200 unless ``target=`` names another): the largest of 128x128, 128x64, 
 (``BK`` 8) that gives at least one block per multiprocessor, preferring tiles that divide the
 sizes; otherwise **partial tiles** are guarded: packed loads past a size read 0 (those values
 only reach elements that are never stored), the last ``k`` step stops at ``K`` (no extra
-terms, so sums stay exact), and each element's epilogue and stores run only inside the sizes.
-Nests that are not contractions (or partial tiles whose initial values read memory) are left
-for ``gpu-map`` (a note says why).
+terms, so sums stay exact), each element's epilogue and stores run only inside the sizes, and
+initial values and per-element reads that access memory run in an ``affine.if`` yielding them
+inside the sizes (0 outside). A **triangular band** (``for i { for j <= i }``: syrk, covariance)
+runs over its constant bounding box, each element's initial value, epilogue and stores (and
+the split-K sum) guarded by the loops' bounds as well.
+Nests that are not contractions are left for ``gpu-map`` (a note says why).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """What ``gpu-schedule`` recognizes and how it sizes the tiles: contraction nests and tiles.
 
 A *contraction nest* is what fusion and scalar replacement make of ``C = epilogue(A @ B)`` and of
-a convolution: a perfect band of parallel loops (constant bounds from 0, step 1) whose innermost
+a convolution: a perfect band of parallel loops (constant bounds from 0, step 1; or step 1 and
+bounds affine in the outer band loops, a *triangular* band run over its constant bounding box
+``analysis.band_box`` with its bounds as a guard, when the domain's projections onto the rows
+and onto the columns fill their box, so packed copies read only what the band reads) whose innermost
 body holds one *reduction chain* -- loops nested perfectly inside each other (constant bounds from
 0, step 1), each carrying one value in ``iter_args`` into the next -- between point-wise ops (the
 initial value before it, an epilogue and stores after it). The innermost reduction body holds
