@@ -23,6 +23,7 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
 
 from __future__ import annotations
 
+from .band_box import BandBox, band_box
 from .bounds import BoundsCheck, BoundsViolation, LaunchCheck, ParamSource, bounds_check, check_bounds
 from .cost_model import (
     CostReport,
@@ -65,7 +66,8 @@ from .slices import ComputationSlice, SliceError, SliceErrorKind, compute_slice
 from .targets import A100, H100, H200, TARGETS, CPUTarget, GPUTarget, Target, gpu_target, host_cpu, target
 
 __all__ = [
-    "A100", "BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds",
+    "A100", "BandBox", "band_box",
+    "BoundsCheck", "BoundsViolation", "LaunchCheck", "ParamSource", "bounds_check", "check_bounds",
     "ComputationSlice", "FusionCheck", "check_fusion", "reads_covered_within",
     "MemRefRegion", "RangeContext", "SliceError", "SliceErrorKind", "compute_slice", "element_size_in_bytes",
     "memref_region", "DEFAULT_SYMBOL_VALUE", "H100", "H200", "TARGETS", "CPUTarget", "CostReport", "Dependence",

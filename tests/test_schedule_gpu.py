@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import affine_ir as air
 import runtime
@@ -69,6 +71,50 @@ func.func @f(%A: memref<64x16xf32>, %B: memref<16x64xf32>, %S: memref<64xf32>, %
 }
 """
 
+
+def contraction_text(m: int, n: int, k: int, *, init: str = "zero", direct: bool = False,
+                     j_bounds: str = "0 to N", epilogue: bool = False) -> str:
+    """``C[i, j] = (init) + sum_k A[i, k] * B[k, j] (* D[i, j])`` over ``i < m`` and ``j`` in
+    ``j_bounds`` (``N`` the constant n; ``%i`` may appear: a triangular band). ``init``: "zero",
+    "load" (``C[i, j]``) or "scaled" (``C[i, j] * 2``: PolyBench's ``beta * C``)."""
+    first = {"zero": "%c0 = arith.constant 0.0 : f32",
+             "load": "%c0 = affine.load %C[%i, %j] : memref<MxNxf32>",
+             "scaled": "%c = affine.load %C[%i, %j] : memref<MxNxf32>\n      %c0 = arith.mulf %c, %two : f32"}[init]
+    read = ("%d = affine.load %D[%i, %j] : memref<MxNxf32>\n        %q = arith.mulf %p, %d : f32" if direct
+            else "%q = arith.mulf %p, %two : f32")
+    out = "%o = arith.mulf %r, %two : f32" if epilogue else "%o = arith.addf %r, %zero : f32"
+    bounds = j_bounds.replace("N", str(n))
+    text = f"""
+func.func @contraction(%A: memref<MxKxf32>, %B: memref<KxNxf32>, %D: memref<MxNxf32>, %C: memref<MxNxf32>) {{
+  %two = arith.constant 2.0 : f32
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to M {{
+    affine.for %j = {bounds} {{
+      {first}
+      %r = affine.for %k = 0 to K iter_args(%acc = %c0) -> (f32) {{
+        %a = affine.load %A[%i, %k] : memref<MxKxf32>
+        %b = affine.load %B[%k, %j] : memref<KxNxf32>
+        %p = arith.mulf %a, %b : f32
+        {read}
+        %s = arith.addf %acc, %q : f32
+        affine.yield %s : f32
+      }}
+      {out}
+      affine.store %o, %C[%i, %j] : memref<MxNxf32>
+    }}
+  }}
+  return
+}}
+"""
+    return text.replace("MxKx", f"{m}x{k}x").replace("KxNx", f"{k}x{n}x").replace("MxNx", f"{m}x{n}x") \
+        .replace("to M ", f"to {m} ").replace("to K ", f"to {k} ")
+
+
+#: syrk's band (``for i { for j <= i }``), C = 2 * C + A @ B on the lower triangle.
+SYRK_LIKE = contraction_text(37, 37, 19, init="scaled", j_bounds="0 to affine_map<(d0) -> (d0 + 1)>(%i)")
+#: correlation's band (``for i < N - 1 { for j = i + 1 to N }``): j starts at 1.
+UPPER_LIKE = contraction_text(36, 37, 19, init="load", j_bounds="affine_map<(d0) -> (d0 + 1)>(%i) to N")
+
 CASES = {
     "matmul": (lambda: L.matmul(64, 64, 16), ""),
     "matmul_k24": (lambda: L.matmul(128, 64, 24), ""),
@@ -109,6 +155,16 @@ CASES = {
     "split_k_partial_mlp": (lambda: L.mlp(33, 20, 32, activation="gelu"), "{split-k=2}"),
     "split_k_batch": (lambda: L.batch_matmul(2, 9, 10, 32), "{split-k=2}"),
     "split_k_value_before_the_reduction": (lambda: air.parse(PRE_POST), "{split-k=2}"),
+    # partial tiles whose initial values and per-element reads access memory: guarded per element
+    "partial_initial_value_from_memory": (lambda: air.parse(contraction_text(37, 50, 19, init="scaled")), ""),
+    "partial_direct_read_8x8": (lambda: air.parse(contraction_text(70, 66, 21, init="load", direct=True)),
+                                "{tile-sizes=64,64,8,8,8}"),
+    # triangular bands: the bounding box tiled, each element's work guarded by the loops' bounds
+    "triangular_syrk": (lambda: air.parse(SYRK_LIKE), ""),
+    "triangular_syrk_8x8": (lambda: air.parse(SYRK_LIKE), "{tile-sizes=64,64,8,8,8}"),
+    "triangular_upper_from_1": (lambda: air.parse(UPPER_LIKE), "{prefetch=false}"),
+    "triangular_split_k": (lambda: air.parse(contraction_text(30, 30, 32, init="load", epilogue=True,
+                                                              j_bounds="%i to N")), "{split-k=2}"),
 }
 
 
@@ -254,20 +310,18 @@ func.func @scaled(%A: memref<37x19xf32>, %B: memref<19x50xf32>, %D: memref<37x50
 """
 
 
-def test_partial_tiles_whose_reduction_reads_by_row_and_column_are_left_for_gpu_map():
+def test_partial_tiles_guard_the_reads_of_the_reduction_by_row_and_column():
     """A load of the reduction read per element (here D[i, j]) would run past the sizes in a
-    partial tile (out of bounds): found by fresh random programs on the interpreter."""
+    partial tile (out of bounds, found by fresh random programs on the interpreter): it runs
+    inside an ``affine.if`` on the element lying inside the sizes."""
     m = air.parse(ROW_COLUMN_READ)
     pm = PassManager.parse(pipeline())
     out = pm.run(m)
-    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
-    assert notes == ["left for gpu-map: partial 32x32 tiles of the contraction (37x50, k 19) would run its "
-                     "reduction past the sizes, and it reads %D by row or column (not packed)"], notes
+    decisions = [d for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert [d.kind for d in decisions] == ["applied"], decisions
+    assert "contraction (37x50, k 19)" in decisions[0].message and "workgroup" in str(out)
     args = library_inputs(m)
-    want = run(m, args)
-    with reversed_schedule():
-        got = run(out, args)
-    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args, "row/column read")
 
 
 def test_divisible_tiles_read_by_row_and_column_directly():
@@ -291,12 +345,19 @@ def test_register_tiles_that_are_not_whole_runs_of_four_are_refused():
     assert "workgroup" not in str(out)
 
 
-def test_partial_tiles_with_initial_values_from_memory_are_left_for_gpu_map():
+def test_partial_tiles_compute_initial_values_from_memory_only_inside_the_sizes():
+    """``C[i, j]`` as the sum's initial value: loaded inside an ``affine.if`` on the element lying
+    inside the sizes (the else branch yields 0, never stored), so partial tiles are scheduled."""
+    m = air.parse(ACCUMULATE)
     pm = PassManager.parse(pipeline())
-    pm.run(air.parse(ACCUMULATE))
-    notes = [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
-    assert notes == ["left for gpu-map: partial 32x32 tiles of the contraction (37x50, k 19) would compute its "
-                     "initial values past the sizes, and they access memory"], notes
+    out = pm.run(m)
+    decisions = [d for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+    assert [d.kind for d in decisions] == ["applied"], decisions
+    text = str(out)
+    assert "workgroup" in text and "-> f32" in text.split("gpu.barrier")[0].split("affine.if")[1]
+    for seed in range(2):
+        args = library_inputs(m, seed)
+        assert_same_bits_in_both_thread_orders(run(m, args), out, args, "accumulate")
 
 
 @pytest.mark.gpu
@@ -438,3 +499,65 @@ def test_reductions_holding_other_accesses_are_left_for_gpu_map():
     m = air.parse(ACCUMULATE.replace("        %p = arith.mulf", f"        {op}\n        %p = arith.mulf"))
     nest = m.functions[0].body.ops[0]
     assert plan_contraction(nest) == "the reduction (%k) holds 'affine.vector_load' (only affine loads and arithmetic)"
+
+
+@st.composite
+def contractions(draw):
+    """(module text, gpu-schedule options, triangular?) of :func:`contraction_text` with sizes no
+    tile needs to divide, an initial value that is 0, loaded or computed from memory, maybe a
+    read by row and column in the reduction, and a rectangular or triangular band."""
+    m, n, k = draw(st.integers(2, 40)), draw(st.integers(2, 40)), draw(st.integers(2, 20))
+    shape = draw(st.sampled_from(["box", "lower", "upper", "strict_upper"]))
+    j_bounds = {"box": "0 to N", "lower": "0 to affine_map<(d0) -> (d0 + 1)>(%i)", "upper": "%i to N",
+                "strict_upper": "affine_map<(d0) -> (d0 + 1)>(%i) to N"}[shape]
+    if shape != "box":  # j within [0, n) for every i < m
+        n = max(n, m + 1) if shape == "strict_upper" else max(n, m)
+    text = contraction_text(m, n, k, init=draw(st.sampled_from(["zero", "load", "scaled"])),
+                            direct=draw(st.booleans()), j_bounds=j_bounds, epilogue=draw(st.booleans()))
+    options = " ".join(o for o in (draw(st.sampled_from(("", "tile-sizes=32,32,8,2,2", "tile-sizes=64,64,8,8,8",
+                                                         "tile-sizes=32,64,8,2,4"))),
+                                   draw(st.sampled_from(("", "prefetch=false")))) if o)
+    return text, "{" + options + "}" if options else "", shape != "box"
+
+
+def test_random_contractions_with_partial_tiles_initial_values_and_triangles():
+    """Random ``C = init + A @ B`` (partial tiles, initial values and per-element reads from
+    memory, triangular bands): always scheduled, and exact in both thread orders."""
+    seen = {"cases": 0, "triangular": 0}
+
+    @settings(max_examples=40, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(contractions())
+    def case(c):
+        text, options, triangular = c
+        m = air.parse(text)
+        pm = PassManager.parse(pipeline(options))
+        out = pm.run(m)
+        decisions = [d for d in pm.trace.decisions if d.pass_name == "gpu-schedule"]
+        assert [d.kind for d in decisions] == ["applied"], (text, options, decisions)
+        assert ("triangular" in decisions[0].message) == triangular and "block tile" in decisions[0].message
+        assert "workgroup" in str(out)
+        args = library_inputs(m)
+        assert_same_bits_in_both_thread_orders(run(m, args), out, args, f"{options} {text}")
+        seen["cases"] += 1
+        seen["triangular"] += triangular
+
+    case()
+    assert seen["cases"] >= 30 and seen["triangular"] >= 10, seen
+
+
+def test_bands_whose_columns_do_not_fill_their_box_are_left_for_gpu_map():
+    """``j = 2 * i`` (a diagonal, the band ``for i < 10 { for j = 2i to 2i + 1 }``): the odd
+    columns of the box ``[0, 19)`` have no iteration, so packed copies of them could read what the
+    band never reads: refused with the reason, the nest left for gpu-map."""
+    m = air.parse(contraction_text(10, 19, 7, j_bounds="affine_map<(d0) -> (d0 * 2)>(%i) to "
+                                                       "affine_map<(d0) -> (d0 * 2 + 1)>(%i)"))
+    nest = [op for op in m.functions[0].body.ops if op.name == "affine.for"][0]
+    reason = plan_contraction(nest)
+    assert isinstance(reason, str) and "does not cover its bounding box along the columns (%j)" in reason, reason
+    pm = PassManager.parse("gpu-schedule,gpu-map")  # (canonicalize would fold the one-iteration j)
+    out = pm.run(m)
+    assert [d.message for d in pm.trace.decisions if d.pass_name == "gpu-schedule"] == [f"left for gpu-map: {reason}"]
+    assert "workgroup" not in str(out)
+    args = library_inputs(m)
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args, "diagonal band")

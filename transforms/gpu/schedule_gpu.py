@@ -28,9 +28,12 @@ target (H200 unless ``target=`` names another): the largest of 128x128, 128x64, 
 (``BK`` 8) that gives at least one block per multiprocessor, preferring tiles that divide the
 sizes; otherwise **partial tiles** are guarded: packed loads past a size read 0 (those values
 only reach elements that are never stored), the last ``k`` step stops at ``K`` (no extra
-terms, so sums stay exact), and each element's epilogue and stores run only inside the sizes.
-Nests that are not contractions (or partial tiles whose initial values read memory) are left
-for ``gpu-map`` (a note says why).
+terms, so sums stay exact), each element's epilogue and stores run only inside the sizes, and
+initial values and per-element reads that access memory run in an ``affine.if`` yielding them
+inside the sizes (0 outside). A **triangular band** (``for i { for j <= i }``: syrk, covariance)
+runs over its constant bounding box, each element's initial value, epilogue and stores (and
+the split-K sum) guarded by the loops' bounds as well.
+Nests that are not contractions are left for ``gpu-map`` (a note says why).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from affine_ir.dialects.affine import (
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
+from affine_ir.traits import is_memory_effect_free
 from affine_ir.types import WORKGROUP, f32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
@@ -103,13 +107,37 @@ class _Emitter:
         op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
         return self.add(op).results[0]
 
-    def ivs(self, loops: list[AffineForOp], trips: dict[AffineForOp, int], linear: Value) -> dict[Value, Value]:
+    def ivs(self, loops: list[AffineForOp], trips: dict[AffineForOp, int], linear: Value,
+            lows: dict[AffineForOp, int] | None = None) -> dict[Value, Value]:
         """The induction values of ``loops`` at the linear index ``linear`` (see
-        :func:`~.schedule_gpu_plan.delinearized`)."""
-        if len(loops) == 1:
+        :func:`~.schedule_gpu_plan.delinearized`; ``lows``: first values other than 0)."""
+        if len(loops) == 1 and not (lows or {}).get(loops[0]):
             return {loops[0].induction_var: linear}
         return {lp.induction_var: self.apply(e, [linear], lp.induction_var.name_hint)
-                for lp, e in zip(loops, delinearized(loops, trips))}
+                for lp, e in zip(loops, delinearized(loops, trips, lows))}
+
+    def guarded(self, cond: tuple[IntegerSet, list[Value]] | None, ops: list[Operation], mapping: dict,
+                results: list[Value]) -> None:
+        """Clones of ``ops`` (``mapping`` updated with their results), inside an ``affine.if`` on
+        ``cond`` when given: ``results`` (values of ``ops``) are yielded by it, and are 0 where
+        the condition does not hold."""
+        if cond is None:
+            for op in ops:
+                self.add(op.clone(mapping))
+            return
+        guard = self.add(AffineIfOp(cond[0], cond[1], [v.type for v in results], with_else=True,
+                                    location=self.location))
+        inside = _Emitter(_marker_of(guard.then_block), self.location)
+        inner = dict(mapping)
+        for op in ops:
+            inside.add(op.clone(inner))
+        inside.add(AffineYieldOp([inner.get(v, v) for v in results], location=self.location))
+        inside.anchor.erase()
+        other = _Emitter(_marker_of(guard.else_block), self.location)
+        zeros = [other.add(ConstantOp.of(0, v.type, location=self.location)).results[0] for v in results]
+        other.add(AffineYieldOp(zeros, location=self.location))
+        other.anchor.erase()
+        mapping.update(zip(results, guard.results))
 
 
 def _d(k: int) -> AffineExpr:
@@ -138,7 +166,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
     grid = [host.constant(-(-n // tiles.BN)), host.constant(-(-m // tiles.BM)), host.constant(b * splits)]
     workspace = None
     if splits > 1:
-        shape = (splits, *(c.trips[lp] for lp in c.band))
+        shape = (splits, *(c.trips[lp] + c.lows.get(lp, 0) for lp in c.band))
         workspace = AllocOp(memref(shape, c.red.results[0].type), location=loc, name_hint="partial_sums")
         nest.parent.insert_before(nest, workspace)
     launch = new_launch(host, nest, grid, (tx_n, ty_n, 1))
@@ -150,11 +178,11 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
         slice_at = e.apply(_d(0).floordiv(b), [bz], "slice")
         koff = e.apply(_d(0) * k, [slice_at], "k_first")
     kernel = _Kernel(c, tiles, e, e.apply(_d(1) * tx_n + _d(0), [tx, ty], "tid"), bx, by, tx, ty,
-                     e.ivs(c.batch, c.trips, batch_at) if c.batch else {}, koff)
+                     e.ivs(c.batch, c.trips, batch_at, c.lows) if c.batch else {}, koff)
     kernel.rows = [e.apply(_d(0) * tiles.BM + tiles.offset(_d(1), r, "A"), [by, ty], f"i{r}") for r in range(tiles.TM)]
     kernel.cols = [e.apply(_d(0) * tiles.BN + tiles.offset(_d(1), q, "B"), [bx, tx], f"j{q}") for q in range(tiles.TN)]
-    kernel.row_ivs = [e.ivs(c.rows, c.trips, v) for v in kernel.rows]
-    kernel.col_ivs = [e.ivs(c.cols, c.trips, v) for v in kernel.cols]
+    kernel.row_ivs = [e.ivs(c.rows, c.trips, v, c.lows) for v in kernel.rows]
+    kernel.col_ivs = [e.ivs(c.cols, c.trips, v, c.lows) for v in kernel.cols]
     for ld in kernel.loads:
         p = tiles.BM if c.packs[ld] == "A" else tiles.BN
         row = p + (SHARED_PAD if kernel.k_fast(ld) else 0)
@@ -166,12 +194,12 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             kernel.row_or_col(c.packs[ld], p_expr)
     zero_sum = _identity(e, c) if splits > 1 else None
     inits = []  # the ops before the reduction, per element of the register tile
+    pre_results = [v for op in c.pre for v in op.results]
     for r in range(tiles.TM):
         for q in range(tiles.TN):
             mapping = kernel.element(r, q)
-            for op in c.pre:
-                e.add(op.clone(mapping))
-            kernel.pre_values[(r, q)] = {v: mapping[v] for op in c.pre for v in op.results}
+            e.guarded(kernel.inside(r, q) if _accesses_memory(c.pre) else None, c.pre, mapping, pre_results)
+            kernel.pre_values[(r, q)] = {v: mapping[v] for v in pre_results}
             inits.append(zero_sum or mapping.get(c.red.inits[0], c.red.inits[0]))
     finals = _k_loops(kernel, e, host, inits, k, prefetch)
     for r in range(tiles.TM):  # the epilogue per element
@@ -179,9 +207,9 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             mapping = kernel.element(r, q)
             mapping[c.red.results[0]] = finals[r * tiles.TN + q]
             at = e
-            if m % tiles.BM or n % tiles.BN:  # only inside the sizes
-                cond = IntegerSet(2, 0, (AffineExpr.constant(m - 1) - _d(0), AffineExpr.constant(n - 1) - _d(1)))
-                guard = e.add(AffineIfOp(cond, [kernel.rows[r], kernel.cols[q]], location=loc))
+            inside = kernel.inside(r, q)
+            if inside is not None:  # only inside the sizes (and the band's domain)
+                guard = e.add(AffineIfOp(inside[0], inside[1], location=loc))
                 at = _Emitter(guard.then_block.ops[-1], loc)
             if workspace is None:
                 for op in c.post:
@@ -271,7 +299,11 @@ def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostP
     if total % threads:
         guard = e.add(AffineIfOp(IntegerSet(1, 0, (AffineExpr.constant(total - 1) - _d(0),)), [linear], location=loc))
         e = _Emitter(guard.then_block.ops[-1], loc)
-    mapping = e.ivs(c.band, c.trips, linear)
+    mapping = e.ivs(c.band, c.trips, linear, c.lows)
+    if c.triangular:
+        cond = IntegerSet(len(c.band), 0, tuple(c.domain))
+        guard = e.add(AffineIfOp(cond, [mapping[lp.induction_var] for lp in c.band], location=loc))
+        e = _Emitter(guard.then_block.ops[-1], loc)
     for op in c.pre:
         e.add(op.clone(mapping))
     combine = analysis.iter_arg_reduction(c.inner, 0).ops[0]
@@ -292,9 +324,19 @@ def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostP
 def _marker(loop: AffineForOp) -> Operation:
     """A placeholder at the end of the body of a loop with ``iter_args`` (no yield yet): ops go
     before it, the real yield last, then the caller erases it."""
-    marker = AffineYieldOp([], location=loop.location)
-    loop.body.append(marker)
+    return _marker_of(loop.body)
+
+
+def _marker_of(block) -> Operation:
+    """A placeholder at the end of ``block`` (see :func:`_marker`)."""
+    marker = AffineYieldOp([], location=block.parent_op.location if block.parent_op else None)
+    block.append(marker)
     return marker
+
+
+def _accesses_memory(ops: list[Operation]) -> bool:
+    """Whether some op of ``ops`` may access memory (so it must not run past the sizes)."""
+    return any(not is_memory_effect_free(op) for op in ops)
 
 
 class _Kernel:
@@ -321,6 +363,23 @@ class _Kernel:
         """The value mapping for element (r, q) of the thread's register tile (with the clones of
         the ops before the reduction, once made: the reduction and the epilogue may use them)."""
         return {**self.base, **self.row_ivs[r], **self.col_ivs[q], **self.pre_values.get((r, q), {})}
+
+    def inside(self, r: int, q: int) -> tuple[IntegerSet, list[Value]] | None:
+        """The condition (and its operands) that element (r, q) of the register tile lies inside
+        the sizes and the band's domain, or None when every element of every block does."""
+        c, tiles = self.c, self.tiles
+        _, m, n, _ = c.sizes
+        nb = len(c.band)
+        cons = list(c.domain)
+        if m % tiles.BM:
+            cons.append(AffineExpr.constant(m - 1) - _d(nb))
+        if n % tiles.BN:
+            cons.append(AffineExpr.constant(n - 1) - _d(nb + 1))
+        if not cons:
+            return None
+        mapping = self.element(r, q)
+        operands = [mapping[lp.induction_var] for lp in c.band] + [self.rows[r], self.cols[q]]
+        return IntegerSet(nb + 2, 0, tuple(cons)), operands
 
     def side(self, side: str) -> tuple[int, int, Value]:
         """(size, block tile, block id) of the rows (side "A") or the columns ("B")."""
@@ -399,7 +458,7 @@ class _Kernel:
             c = self.c
             _, p_size, block_id = self.side(side)
             g = self.top.apply(_d(1) * p_size + p_expr, [self.tid, block_id], "g")
-            self._par[key] = (g, self.top.ivs(c.side_loops(side), c.trips, g))
+            self._par[key] = (g, self.top.ivs(c.side_loops(side), c.trips, g, c.lows))
         return self._par[key]
 
     def global_loads(self, e: _Emitter, ld: Operation, kt: Value) -> list[Value]:
@@ -485,6 +544,8 @@ class _Kernel:
                 for op in c.inner.body.ops:
                     if isinstance(op, AffineYieldOp):
                         out.append(mapping.get(op.operands[0], op.operands[0]))
+                    elif op in c.direct:
+                        body.guarded(self.inside(r, q), [op], mapping, list(op.results))
                     elif op not in c.packs:
                         body.add(op.clone(mapping))
         body.add(AffineYieldOp(out, location=e.location))

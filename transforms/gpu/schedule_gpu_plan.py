@@ -1,7 +1,10 @@
 """What ``gpu-schedule`` recognizes and how it sizes the tiles: contraction nests and tiles.
 
 A *contraction nest* is what fusion and scalar replacement make of ``C = epilogue(A @ B)`` and of
-a convolution: a perfect band of parallel loops (constant bounds from 0, step 1) whose innermost
+a convolution: a perfect band of parallel loops (constant bounds from 0, step 1; or step 1 and
+bounds affine in the outer band loops, a *triangular* band run over its constant bounding box
+``analysis.band_box`` with its bounds as a guard, when the domain's projections onto the rows
+and onto the columns fill their box, so packed copies read only what the band reads) whose innermost
 body holds one *reduction chain* -- loops nested perfectly inside each other (constant bounds from
 0, step 1), each carrying one value in ``iter_args`` into the next -- between point-wise ops (the
 initial value before it, an epilogue and stores after it). The innermost reduction body holds
@@ -26,13 +29,14 @@ from dataclasses import dataclass, field
 import analysis
 from affine_ir import AffineExpr, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
+from affine_ir.dialects.affine_symbols import constant_index_value
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.traits import is_memory_effect_free
 from analysis.gpu_models import GPUCostModel
 from analysis.loops import perfect_band
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
-from ..loop_utils import access_subscripts, defined_in, loop_name, loops_text, value_name
+from ..loop_utils import access_subscripts, defined_in, loop_name, loops_text
 
 #: Rows (columns) of a register tile held in consecutive registers and read as one 16-byte word.
 GROUP = 4
@@ -108,6 +112,8 @@ class Contraction:
     trips: dict[AffineForOp, int]  # loop -> trip count, for the band and the chain
     direct: list[Operation] = field(default_factory=list)  # reads of the reduction done per element
     band: list[AffineForOp] = field(default_factory=list)  # the band, outermost first
+    lows: dict[AffineForOp, int] = field(default_factory=dict)  # a band loop's first value, when not 0
+    domain: list[AffineExpr] = field(default_factory=list)  # ``>= 0`` over the band's IVs (d<k>: band[k])
 
     @property
     def red(self) -> AffineForOp:
@@ -127,17 +133,26 @@ class Contraction:
     def side_loops(self, side: str) -> list[AffineForOp]:
         return self.rows if side == "A" else self.cols
 
+    @property
+    def triangular(self) -> bool:
+        """Whether the band runs over part of its bounding box (``domain`` says which part)."""
+        return bool(self.domain)
+
     def describe(self) -> str:
         b, m, n, k = self.sizes
-        return f"({'batch ' + str(b) + ', ' if self.batch else ''}{m}x{n}, k {k})"
+        shape = "triangular " if self.triangular else ""
+        return f"({shape}{'batch ' + str(b) + ', ' if self.batch else ''}{m}x{n}, k {k})"
 
     def loops_of(self, loops: list[AffineForOp]) -> str:
         return ", ".join(loop_name(lp) for lp in loops)
 
 
-def delinearized(loops: list[AffineForOp], trips: dict[AffineForOp, int]) -> list[AffineExpr]:
+def delinearized(loops: list[AffineForOp], trips: dict[AffineForOp, int],
+                 lows: dict[AffineForOp, int] | None = None) -> list[AffineExpr]:
     """Each loop's induction value as an expression of ``d0``, the linear index of ``loops`` (the
-    first outermost): ``(d0 floordiv stride) mod trip``, without the parts that are identities."""
+    first outermost): ``low + (d0 floordiv stride) mod trip``, without the parts that are
+    identities (``low``: the loop's first value in ``lows``, else 0)."""
+    lows = lows or {}
     out = []
     stride = math.prod(trips[lp] for lp in loops)
     for i, lp in enumerate(loops):
@@ -147,7 +162,7 @@ def delinearized(loops: list[AffineForOp], trips: dict[AffineForOp, int]) -> lis
             e = e.floordiv(stride)
         if i > 0:
             e = e % trips[lp]
-        out.append(e)
+        out.append(e + lows.get(lp, 0))
     return out
 
 
@@ -232,9 +247,10 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
     band = perfect_band(nest)
     if not 2 <= len(band) <= MAX_BAND:
         return f"{loops_text(band)}: a contraction needs a band of 2 to {MAX_BAND} parallel loops"
-    trips = {lp: _constant_loop(lp) for lp in band}
-    if None in trips.values():
-        return f"{loops_text(band)}: the band's loops must run from 0 by 1 to a constant"
+    box = _band_box(band)
+    if isinstance(box, str):
+        return box
+    trips, lows, domain = box
     for lp in band:
         if not analysis.is_parallel(lp):
             return f"({loop_name(lp)}) is not parallel"
@@ -258,6 +274,10 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
     if isinstance(groups, str):
         return groups
     batch, rows, cols = groups
+    if domain:
+        why = _box_filled(band, batch, rows, cols)
+        if why:
+            return why
     packs, direct = _sides(reads, set(chain), set(rows), set(cols))
     k_pos = body.index(loops[0])
 
@@ -266,7 +286,63 @@ def plan_contraction(nest: AffineForOp) -> Contraction | str:
 
     sizes = (size(batch), size(rows), size(cols), size(chain))
     return Contraction(nest, batch, rows, cols, chain, body[:k_pos], body[k_pos + 1:], packs, sizes, trips, direct,
-                       band)
+                       band, lows, domain)
+
+
+def _band_box(band: list[AffineForOp]) -> tuple[dict, dict, list[AffineExpr]] | str:
+    """(trip counts, first values other than 0, the bounds as ``>= 0`` constraints over the
+    band's IVs) of the band's bounding box; the constraints only for the loops that do not run
+    over their whole box (a triangular band: ``for i { for j = 0 to i + 1 }``), or why the band
+    has no constant box."""
+    trips = {lp: _constant_loop(lp) for lp in band}
+    if None not in trips.values():
+        return trips, {}, []
+    box = analysis.band_box(band)
+    if box is None or any(lp.step != 1 for lp in band):
+        return f"{loops_text(band)}: the band's loops must run by 1 within constant bounds"
+    trips = {lp: hi - lo for lp, lo, hi in zip(band, box.lows, box.highs)}
+    lows = {lp: lo for lp, lo in zip(band, box.lows) if lo}
+    domain: list[AffineExpr] = []
+    for k, lp in enumerate(band):
+        if _constant_loop(lp) == trips[lp] and not lows.get(lp):
+            continue
+        bounds = _bound_exprs(lp, band)
+        if bounds is None:
+            return f"the bounds of ({loop_name(lp)}) must use only the band's IVs and constants"
+        lbs, ubs = bounds
+        domain += [AffineExpr.dim(k) - e for e in lbs] + [e - AffineExpr.dim(k) - 1 for e in ubs]
+    return trips, lows, domain
+
+
+def _bound_exprs(lp: AffineForOp, band: list[AffineForOp]) -> tuple[list, list] | None:
+    """The lower and upper bound expressions of ``lp`` over the band's IVs (``d<k>``: ``band[k]``),
+    or None when they use another value."""
+    position = {b.induction_var: k for k, b in enumerate(band)}
+    out = []
+    for m, operands in ((lp.lower_bound_map, lp.lower_bound_operands), (lp.upper_bound_map, lp.upper_bound_operands)):
+        repl = []
+        for v in operands:
+            c = constant_index_value(v)
+            if v in position:
+                repl.append(AffineExpr.dim(position[v]))
+            elif c is not None:
+                repl.append(AffineExpr.constant(c))
+            else:
+                return None
+        out.append([e.replace(repl[:m.num_dims], repl[m.num_dims:]) for e in m.results])
+    return out[0], out[1]
+
+
+def _box_filled(band: list, batch: list, rows: list, cols: list) -> str | None:
+    """Why the packed reads of a triangular band could read what the band never reads, or None:
+    the domain projected onto the batch and rows (and onto the batch and columns) must be their
+    whole box, so every row (column) a block copies is one some iteration reads."""
+    box = analysis.band_box(band)
+    for side, group in (("rows", rows), ("columns", cols)):
+        if not box.fills([band.index(lp) for lp in batch + group]):
+            return (f"{loops_text(band)}: the band's domain does not cover its bounding box along the {side} "
+                    f"({', '.join(loop_name(lp) for lp in group)}), so packed reads could leave what it reads")
+    return None
 
 
 def _reduction_reads(inner: AffineForOp, roles: dict, nest: Operation) -> tuple[list, str | None]:
@@ -425,16 +501,15 @@ def forced_tiles(sizes: tuple[int, ...], gpu: GPUTarget = DEFAULT_GPU) -> TileCo
 
 
 def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
-    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None: the initial values and the
-    reduction run for every element of a partial tile, so they must not access memory by row or
-    column except through the packed (guarded) operands."""
+    """Why ``tiles`` cannot cover ``c`` with partial tiles, or None. The initial values (the ops
+    before the reduction) and the reads of the reduction done per element run, where they access
+    memory, inside an ``affine.if`` on the element lying within the sizes (and the domain of a
+    triangular band), so only ops with regions of their own next to the reduction (never planned)
+    are refused."""
     _, m, n, _ = c.sizes
-    if not (m % tiles.BM or n % tiles.BN):
+    if not (m % tiles.BM or n % tiles.BN or c.triangular):
         return None
-    if any(not is_memory_effect_free(op) or op.regions for op in c.pre):
+    if any(op.regions for op in c.pre):
         return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
-                f"values past the sizes, and they access memory")
-    if c.direct:
-        return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would run its reduction past "
-                f"the sizes, and it reads {value_name(read_load(c.direct[0]).memref)} by row or column (not packed)")
+                f"values past the sizes, and they hold regions")
     return None
