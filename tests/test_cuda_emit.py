@@ -1141,6 +1141,47 @@ def test_gpu_random_programs_through_gpu_map_match_the_interpreter(case):
             assert np.array_equal(w, g), f"argument #{k}: interpreter {w.ravel()} vs GPU {g.ravel()}\n{mapped}"
 
 
+@settings(max_examples=100, deadline=None)
+@given(programs_with_inputs())
+def test_random_programs_through_the_gpu_pipeline_print_as_cuda(case):
+    """The default GPU pipeline's output always prints (every host op is one the host runs): found
+    on the H200 when a value LICM hoisted to the top level was used by a launch that
+    gpu-map-reductions had made in a host loop (the value was not re-materialized in it)."""
+    import transforms
+    from transforms.pipelines import GPU_PIPELINE
+
+    module, _ = case
+    emit(transforms.PassManager.parse(GPU_PIPELINE).run(module))
+
+
+HOISTED_INTO_A_REDUCTION = """func.func @kernel(%A: memref<10xi32>, %N: index) {
+  affine.for %i = 0 to min affine_map<()[s0] -> (s0 + 1, 4)>()[%N] {
+    %9 = affine.load %A[6] : memref<10xi32>
+    %10 = affine.for %k = 2 to %N iter_args(%11 = %9) -> (i32) {
+      %12 = arith.index_cast %N : index to i32
+      %13 = arith.addi %11, %12 : i32
+      affine.yield %13 : i32
+    }
+    affine.store %10, %A[7] : memref<10xi32>
+  }
+  return
+}"""
+
+
+def test_a_hoisted_host_value_is_rematerialized_in_a_reduction_launch_of_a_host_loop():
+    import transforms
+    from affine_ir.testing.checks import assert_same_bits_in_both_thread_orders, run
+    from transforms.pipelines import GPU_PIPELINE
+
+    m = air.parse(HOISTED_INTO_A_REDUCTION)
+    out = transforms.PassManager.parse(GPU_PIPELINE).run(m)
+    program = emit(out)
+    assert len(program.kernels) >= 2
+    for n in (0, 3, 9):
+        args = [np.arange(10, dtype=np.int32) % 3, n]
+        assert_same_bits_in_both_thread_orders(run(m, args), out, args, f"N={n}")
+
+
 SIZES = {"M": 5, "N": 7, "K": 6, "C": 3, "H": 6, "W": 5}
 TOL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
 

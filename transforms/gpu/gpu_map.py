@@ -138,11 +138,17 @@ class FunctionPlan:
     def place(self, unit: Unit, launch: LaunchOp) -> None:
         """After ``unit``'s ops moved into ``launch``: the host ops that were between them go before
         it (deallocs after it), and the re-materializable values it uses are cloned into it."""
-        body = launch.body
         for op in unit.span:
             if op.parent is self.body and not frees_memory(op) and op is not launch:
                 op.detach()
                 self.body.insert_before(launch, op)
+        self.rematerialize(launch)
+
+    def rematerialize(self, launch: LaunchOp) -> None:
+        """Clone into ``launch`` the re-materializable values (of this block or the blocks around
+        it) that ops in it use, and make those ops use the clones (nothing when none is used: a
+        launch already placed, or made by an earlier pass, may be passed again)."""
+        body = launch.body
         needed: set[Operation] = set()
         scopes = self._scopes()
         remat = {op for plan in scopes for op, kind in plan.kinds.items() if kind == _REMAT}
@@ -479,6 +485,10 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
             ctx.applied(mapped.launch, mapped.describe())
         else:
             ctx.note(mapped.launch or unit.ops[0], mapped.describe(), _sequential_record(func, unit, nest, mapped))
+    for op in list(body.ops):  # launches made before gpu-map (gpu-map-reductions), in host loops too
+        if plan.kinds.get(op) == _LAUNCH:
+            for x in [x for x in op.walk() if isinstance(x, LaunchOp)]:
+                plan.rematerialize(x)
     plan.finish()
     return out
 
