@@ -61,7 +61,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .demote_scalars import demote_to_memory, is_demotable
+from .demote_scalars import demotable_iter_args, demote_iter_args, demote_to_memory, is_demotable
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     AXES,
     DEFAULT_BLOCK_SIZES,
@@ -371,7 +371,7 @@ def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation
         if g not in worth:
             op = ops_of[g]
             worth[g] = isinstance(op, LoopLikeOpInterface) and (
-                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
+                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host, demoting=True))
         return worth[g]
 
     def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
@@ -414,9 +414,30 @@ def _demote_scalars(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext 
     return bool(values)
 
 
+def _demote_iter_args(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext | None) -> bool:
+    """Demote the iter_args of each loop nest at the top level of ``plan``'s block that has no
+    parallel band to map but would be worth keeping on the host without them (see
+    :func:`.demote_scalars.demote_iter_args`; its results are then read from memory by their users,
+    so they merge no launches either); returns whether any was."""
+    done = False
+    for loop in [op for op in plan.body.ops if plan.kinds.get(op) == _COMPUTE]:
+        if not demotable_iter_args(loop) or band_and_blocker(loop, is_host)[0] or \
+                not _worth_hosting(loop, is_host, demoting=True):
+            continue
+        names = ", ".join(value_name(a) for a in loop.body.args[1:])
+        new = demote_iter_args(func, loop)
+        done = True
+        if ctx is not None:
+            ctx.applied(new, f"demoted the iter_args ({names}) of {value_name(new.induction_var)} to one-element "
+                             f"buffers: without them the loop runs on the host as a loop of launches")
+    return done
+
+
 def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
                gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
     plan = plan_function(func, PASS, body, is_host)
+    if _demote_iter_args(func, plan, is_host, ctx):
+        plan = plan_function(func, PASS, body, is_host)
     if _demote_scalars(func, plan, is_host, ctx):
         plan = plan_function(func, PASS, body, is_host)
     plan.outer = outer
@@ -461,13 +482,17 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
     return out
 
 
-def _worth_hosting(op: Operation, is_host_value) -> bool:
+def _worth_hosting(op: Operation, is_host_value, demoting: bool = False) -> bool:
     """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
-    loop of launches: an ``affine.for`` without iter_args, host bounds, whose body holds a nest
-    with a parallel loop to map (directly, or in a nest worth hosting itself) and only ops a
-    launch or the host can take (no value computed in one iteration's launch used by another's
-    host op)."""
-    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
+    loop of launches: an ``affine.for`` without iter_args (with ``demoting``: or with iter_args that
+    :func:`.demote_scalars.demote_iter_args` can pass through memory, here and in the nests inside),
+    host bounds, whose body holds a nest with a parallel loop to map (directly, or in a nest worth
+    hosting itself) and only ops a launch or the host can take (no value computed in one
+    iteration's launch used by another's host op)."""
+    if not isinstance(op, AffineForOp) or \
+            not all(map(is_host_value, op.lower_bound_operands + op.upper_bound_operands)):
+        return False
+    if op.iter_args and not (demoting and demotable_iter_args(op)):
         return False
     inner = host_value_checker(op.body, is_host_value)
     found = False
@@ -476,7 +501,7 @@ def _worth_hosting(op: Operation, is_host_value) -> bool:
             return False
         if isinstance(x, LoopLikeOpInterface) and not found:
             band, _why, _dep = band_and_blocker(x, inner)
-            found = bool(band) or _worth_hosting(x, inner)
+            found = bool(band) or _worth_hosting(x, inner, demoting)
     return found
 
 
