@@ -134,10 +134,10 @@ def guard_if_at_most_one_iteration(loop: AffineForOp, ctx: RangeContext | None =
     handles exactly one iteration only (:func:`promote_if_single_iteration` here).
 
     ``affine.for %k = max(1, %j - 1) to min(%N - 1, 2) { S(%k) }`` ->
-    ``affine.if (%j, %N) : (1 >= 0 ... all lb < ub) { S(max(1, %j - 1)) }``, the max as an
-    ``affine.max`` where that is a valid dim for the IV's users, else one case per lower bound
-    result (``if (runs, 1 >= %j - 1) { S(1) } else { if (runs) { S(%j - 1) } }``), since an
-    ``affine.max`` of IVs is no valid affine dim (MLIR's rules).
+    ``affine.if (%j, %N) : (1 >= 0 ... all lb < ub) { S(max(1, %j - 1)) }``: one case per lower
+    bound result that can be the bound of a run (``if (runs, 1 >= %j - 1) { S(1) } else { if
+    (runs, %j - 1 > 1) { S(%j - 1) } }``), or, with several cases, one ``affine.max`` where that
+    is a valid dim for the IV's users (an ``affine.max`` of IVs is none: MLIR's rules).
     """
     lo, hi = trip_count_range(loop, ctx)
     if hi == 0 or (lo, hi) == (1, 1):
@@ -148,10 +148,11 @@ def guard_if_at_most_one_iteration(loop: AffineForOp, ctx: RangeContext | None =
             return False
     iv = loop.induction_var
     lbm = loop.lower_bound_map
-    one_case = lbm.num_results == 1 or not iv.uses or _max_lower_bound_is_a_dim(loop)
     cases: list[int | None] = [None]
-    if not one_case:
+    if lbm.num_results > 1 and iv.uses:
         cases = [k for k in range(lbm.num_results) if may_hold_at(loop, *_run_condition(loop, k))]
+        if len(cases) > 1 and _max_lower_bound_is_a_dim(loop):
+            cases = [None]  # one copy of the body, the IV an affine.max
     rewriter = rewriter or PatternRewriter()
     if not cases:  # no lower bound result is ever the bound of a run: it never runs
         rewriter.replace_op(loop, list(loop.inits))
