@@ -41,7 +41,8 @@ buffer allocated at the function entry, and loaded right before each later user 
 where the user is), so the launches stay apart (:func:`scalars_to_demote` picks the values; index
 values, which may be affine operands, stay merged). A loop whose iter_args alone keep it off the host
 while its body holds parallel nests has them demoted the same way first
-(:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches. Refused (TransformError, the function unchanged): a
+(:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches. Refused (TransformError, the
+function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
 limits (x < 2**31, y and z < 65536) or bad block sizes (the nest then stays as it is).
@@ -461,7 +462,8 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
         if isinstance(nest, TransformError):
             ctx.refused(unit.ops[0], nest)
             continue
-        if isinstance(nest, NestPlan) and not nest.band and _worth_hosting(unit.ops[0], host.is_host_value, demoting=True):
+        if isinstance(nest, NestPlan) and not nest.band and \
+                _worth_hosting(unit.ops[0], host.is_host_value, demoting=True):
             loop = unit.ops[0]
             inner = host_value_checker(loop.body, host.is_host_value)
             if ctx is not None:
