@@ -6,7 +6,8 @@ This is the only package that imports islpy (through :mod:`analysis.isl_bridge`)
   depth, distance ranges), :class:`DependenceGraph` (top-level nests over memrefs, for
   fusion), :func:`memref_dependence_remarks` (MLIR's ``-test-memref-dependence-check``).
 - Loop properties: :func:`is_parallel`, :func:`parallel_decision`, :func:`reduction_kind`,
-  :func:`perfect_band`, :func:`permutable_bands`, trip counts; :func:`permutation_violation`
+  :func:`perfect_band`, :func:`permutable_bands`, trip counts (:func:`always_runs`,
+  :func:`runs_at_most_once`); :func:`permutation_violation`
   (exact legality of a loop permutation against one dependence); :func:`plan_skew` (the skew and
   wavefront of a band that make its inner loops parallel, with the new bounds).
 - Memory: :func:`memref_region` (footprint box of a memref below a loop),
@@ -49,11 +50,13 @@ from .loops import (
     is_permutable,
     iter_arg_reduction,
     loop_reductions,
+    may_hold_at,
     parallel_decision,
     perfect_band,
     permutable_bands,
     reduction_identity,
     reduction_kind,
+    runs_at_most_once,
     trip_count_expr,
 )
 from .nest_model import DEFAULT_SYMBOL_VALUE
@@ -78,5 +81,5 @@ __all__ = [
     "perfect_band", "CopyOutScope", "copy_out_scope", "PrivateScope", "private_scope",
     "permutable_bands", "permutation_violation", "rank_tile_sizes", "reduction_identity", "reduction_kind", "target",
     "tile_sizes_for_capacity", "tile_working_set", "trip_count_expr",
-    "SkewPlan", "SkewRefusal", "find_skew", "plan_skew", "wavefront_matrix",
+    "may_hold_at", "runs_at_most_once", "SkewPlan", "SkewRefusal", "find_skew", "plan_skew", "wavefront_matrix",
 ]

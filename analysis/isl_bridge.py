@@ -441,3 +441,31 @@ def loop_domain_covers_context(scop: Scop, loop: Operation) -> bool:
     n = inner.dim(isl.dim_type.set)
     reached = inner.project_out(isl.dim_type.set, n - 1, 1).set_tuple_name("L")
     return outer.is_subset(reached)
+
+
+def loop_runs_at_most_once(scop: Scop, loop: Operation) -> bool:
+    """Whether ``loop`` (an ``affine.for`` under ``scop.root``) has at most one iteration for every
+    point of the enclosing loops' domain (guards included) and every parameter value: its domain
+    as a map from the outer IVs to its own IV has nothing beyond its lexicographic minimum.
+    Raises UnsupportedError for bounds or guards that are not affine."""
+    inner = op_domain(scop, loop, "L", include_self=True)
+    n = inner.dim(isl.dim_type.set)
+    per_outer = isl.Map.from_range(inner).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, n - 1)
+    return per_outer.subtract(per_outer.lexmin()).is_empty()
+
+
+def condition_may_hold(scop: Scop, op: Operation, condition: IntegerSet, operands) -> bool:
+    """Whether ``condition`` over ``operands`` (index values valid at ``op``, a descendant of
+    ``scop.root``) holds at some iteration of the loops enclosing ``op`` (guards included) for
+    some parameter values (exact). Raises UnsupportedError for what is not affine."""
+    loops, _ = enclosing_loops(op, scop.root, include_self=False)
+    ivs = [lp.iv for lp in loops]
+    domain = op_domain(scop, op, "L", include_self=False)
+    names = [scop.value_expr(v, ivs) for v in operands]
+    nd = condition.num_dims
+    conds = [f"{expr_to_isl(c, names[:nd], names[nd:])} {'=' if eq else '>='} 0"
+             for c, eq in zip(condition.constraints, condition.eq_flags)]
+    dims = ", ".join(f"i{k}" for k in range(len(loops)))
+    held = isl.Set(f"{scop._param_prefix()}{{ L[{dims}] : {' and '.join(conds) or 'true'} }}")
+    space = isl.Space.create_from_names(scop.ctx, set=[], params=[n for n, _ in scop.params.values()]).params()
+    return not domain.align_params(space).intersect(held.align_params(space)).is_empty()

@@ -22,13 +22,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
 from affine_ir.traits import RecursiveMemoryEffects
 from affine_ir.types import FloatType
 
 from .dependences import Dependence, dependences
-from .isl_bridge import Scop, UnsupportedError, constant_index, is_scop_root, loop_domain_covers_context
+from .isl_bridge import (
+    Scop,
+    UnsupportedError,
+    condition_may_hold,
+    constant_index,
+    is_scop_root,
+    loop_domain_covers_context,
+    loop_runs_at_most_once,
+)
 
 __all__ = [
     "ParallelDecision", "Reduction", "REDUCTION_OPS", "always_runs", "constant_trip_count", "is_parallel",
@@ -337,6 +345,43 @@ def always_runs(loop: AffineForOp, scop: Scop | None = None) -> bool:
         return loop_domain_covers_context(scop, loop)
     except UnsupportedError:
         return False
+
+
+def runs_at_most_once(loop: AffineForOp) -> bool:
+    """True when ``loop`` runs at most one iteration every time it is reached: for every iteration
+    of the enclosing loops (under their ``affine.if`` guards) and every value of the symbols (exact,
+    isl: the loop's iterations minus the first one of each outer point are empty). ``max(1, %j - 1)
+    to min(%N - 1, 2)`` runs at most once; ``0 to %N`` does not. False when a bound cannot be
+    modelled. The model is rooted at the outermost loop around ``loop``: values defined above it
+    are free parameters (only more points, so a True stays exact)."""
+    trips = constant_trip_count(loop)
+    if trips is not None:
+        return trips <= 1
+    try:
+        return loop_runs_at_most_once(Scop(_model_root(loop)), loop)
+    except UnsupportedError:
+        return False
+
+
+def may_hold_at(loop: AffineForOp, condition: IntegerSet, operands: Sequence[Value]) -> bool:
+    """Whether ``condition`` over ``operands`` (index values valid at ``loop``) holds where ``loop``
+    is reached, for some iteration of the enclosing loops (under their guards) and some symbol
+    values (exact, isl, modelled as in :func:`runs_at_most_once`). False only when it never
+    holds there; True also when it cannot be modelled."""
+    try:
+        return condition_may_hold(Scop(_model_root(loop)), loop, condition, operands)
+    except UnsupportedError:
+        return True
+
+
+def _model_root(loop: AffineForOp) -> Operation:
+    """The outermost loop around ``loop`` through loops and ifs (the root of its model)."""
+    root: Operation = loop
+    while root.parent_op is not None and isinstance(root.parent_op, AffineForOp | AffineIfOp):
+        root = root.parent_op
+    while not is_scop_root(root):  # an affine.if at the top: model from the op below it
+        root = next(a for a in [loop, *loop.ancestors()] if a.parent_op is root)
+    return root
 
 
 def trip_count_expr(loop: AffineForOp) -> tuple[AffineMap, tuple[Value, ...]] | None:

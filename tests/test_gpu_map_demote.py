@@ -100,6 +100,26 @@ IF_IN_HOST_LOOP = """func.func @f(%A: memref<9x32xf32>) {
 }"""
 
 
+ITER_ARGS_AROUND_NEST = """func.func @f(%A: memref<8x32xi32>, %S: memref<9xi32>) {
+  %s0 = affine.load %S[8] : memref<9xi32>
+  %r:2 = affine.for %t = 0 to 8 iter_args(%a = %s0, %keep = %s0) -> (i32, i32) {
+    affine.for %i = 0 to 32 {
+      %x = affine.load %A[%t, %i] : memref<8x32xi32>
+      %y = arith.addi %x, %a : i32
+      affine.store %y, %A[%t, %i] : memref<8x32xi32>
+    }
+    %v = affine.load %S[%t] : memref<9xi32>
+    %n = arith.muli %a, %v : i32
+    %m = arith.addi %n, %a : i32
+    affine.yield %m, %keep : i32, i32
+  }
+  affine.store %r#0, %S[8] : memref<9xi32>
+  %z = arith.subi %r#1, %r#0 : i32
+  affine.store %z, %S[0] : memref<9xi32>
+  return
+}"""
+
+
 def _one_by_one(launch: LaunchOp) -> bool:
     """Whether ``launch`` has a constant 1x1x1 grid and block."""
     def one(v) -> bool:
@@ -206,6 +226,53 @@ def test_nested_ifs_in_a_host_loop_body_are_merged_and_sunk():
     assert not _parallel_loops_on_one_thread(out) and len(_mapped_launches(out)) == 1
     args = [np.arange(9 * 32, dtype=np.float32).reshape(9, 32) % 3]
     _check(m, out, args)
+
+
+def test_iter_args_around_a_parallel_nest_go_through_buffers_and_the_loop_is_hosted():
+    """``%r = for %t iter_args(%a) { for %i (parallel, reads %a); ...; yield }``: the iter_args go
+    through one-element buffers, %t stays on the host, %i is mapped to threads (it ran on one thread
+    of a 1x1x1 launch before); an iter_arg yielded unchanged (%keep) is stored only before the loop."""
+    m = air.parse(ITER_ARGS_AROUND_NEST)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert any(d.message.startswith("demoted the iter_args (%a, %keep) of %t") for d in decisions)
+    assert any("kept %t on the host" in d.message for d in decisions)
+    assert not _parallel_loops_on_one_thread(out)
+    (loop,) = [op for op in out.functions[0].body.ops if isinstance(op, AffineForOp)]
+    assert not loop.iter_args and len(_mapped_launches(loop)) == 1
+    allocs = [op for op in out.functions[0].body.ops if isinstance(op, AllocOp)]
+    assert sorted(str(a.results[0].type) for a in allocs) == ["memref<1xi32>"] * 2
+    args = [np.arange(8 * 32, dtype=np.int32).reshape(8, 32) % 7 - 3, np.arange(9, dtype=np.int32) % 3 - 1]
+    _check(m, out, args)
+
+
+def test_iter_args_demotion_utility_keeps_semantics_and_refuses_swaps():
+    from transforms.gpu.demote_scalars import demotable_iter_args, demote_iter_args
+
+    m = air.parse(ITER_ARGS_AROUND_NEST)
+    func = m.functions[0]
+    (loop,) = [op for op in func.body.ops if isinstance(op, AffineForOp)]
+    new = demote_iter_args(func, loop)
+    air.verify(m)
+    assert not new.iter_args and new.parent is func.body
+    args = [np.arange(8 * 32, dtype=np.int32).reshape(8, 32) % 5, np.arange(9, dtype=np.int32) - 4]
+    want = run(air.parse(ITER_ARGS_AROUND_NEST), [a.copy() for a in args])
+    got = run(m, [a.copy() for a in args])
+    assert all((w == g).all() for w, g in zip(want, got))
+    swapped = air.parse("""func.func @f(%A: memref<2xi32>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r:2 = affine.for %t = 0 to 3 iter_args(%a = %c0, %b = %c1) -> (i32, i32) {
+    affine.yield %b, %a : i32, i32
+  }
+  affine.store %r#0, %A[0] : memref<2xi32>
+  return
+}""")
+    (loop,) = [op for op in swapped.functions[0].body.ops if isinstance(op, AffineForOp)]
+    before = str(swapped)
+    assert not demotable_iter_args(loop)
+    with pytest.raises(ValueError):
+        demote_iter_args(swapped.functions[0], loop)
+    assert str(swapped) == before
 
 
 def test_the_rewrites_refuse_what_they_cannot_do():

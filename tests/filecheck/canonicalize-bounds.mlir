@@ -84,14 +84,18 @@ func.func @simplify_bounds_tiled() {
 
 // -----
 
-// CHECK-DAG: #[[$SIMPLIFIED_MAP:.*]] = affine_map<(d0, d1) -> (-9, d0 * 4 - d1 * 4)>
+// CHECK-DAG: #[[$RUNS:.*]] = affine_set<(d0, d1) : (d0 - d1 + 2 >= 0)>
 // CHECK-DAG: #[[$FLOORDIV:.*]] = affine_map<(d0) -> (d0 floordiv 2)>
 // CHECK-LABEL: func.func @simplify_min_max_multi_expr
 // CHECK:         affine.for %{{.*}} = 5 to
 // The first upper bound is never below -9 (MLIR: `-10 to -9`; we also promote that loop).
 // CHECK:         affine.for %{{.*}} = 0 to 4 {
 // CHECK-NEXT:      "test.foo"
-// CHECK:         affine.for %{{.*}} = -10 to min #[[$SIMPLIFIED_MAP]]
+// `-10 to min(-9, 4 * d0 - 4 * d1)` runs at most once (MLIR keeps the loop): an affine.if on
+// "it runs" (-10 < 4 * d0 - 4 * d1), the IV replaced by -10.
+// CHECK:         affine.for %{{.*}} = 0 to 4 {
+// CHECK-NEXT:      affine.if #[[$RUNS]](%{{.*}}, %{{.*}}) {
+// CHECK-NEXT:        "test.foo"
 // CHECK:         affine.for %{{.*}} = 0 to 2 {
 // CHECK-NEXT:      "test.foo"
 // CHECK:         affine.for %{{.*}} = #[[$FLOORDIV]](%{{.*}}) to 10

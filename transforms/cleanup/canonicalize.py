@@ -88,6 +88,7 @@ _LABELS = (
     ("folded", "folded {} constants"), ("simplified", "simplified {} ops"),
     ("composed", "composed {} affine.apply"), ("maps", "simplified {} maps"),
     ("zero_trip", "removed {} zero-trip loops"), ("promoted", "promoted {} single-iteration loops"),
+    ("guarded", "turned {} loops of at most one iteration into affine.if"),
     ("empty_loops", "folded {} empty loops"), ("iter_args", "removed unused iter_args of {} loops"),
     ("ifs", "folded {} affine.if"), ("dead", "removed {} dead ops"), ("merged", "merged {} duplicate constants"),
     ("hoisted", "hoisted {} constants"),

@@ -10,21 +10,31 @@ from __future__ import annotations
 
 from collections import Counter
 
-from affine_ir import Block, Operation, Value
+from affine_ir import AffineExpr, Block, IntegerSet, Operation, Value
 from affine_ir.attributes import IntegerAttr
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp, affine_scope, is_valid_symbol
+from affine_ir.dialects.affine import (
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineMaxOp,
+    AffineYieldOp,
+    affine_scope,
+    is_valid_symbol,
+)
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.interfaces import AffineAccessInterface, LoopLikeOpInterface
 from affine_ir.rewrite import PatternRewriter
 from affine_ir.traits import AffineMapValue
 from affine_ir.types import index
+from analysis import may_hold_at, runs_at_most_once
 from analysis.ranges import RangeContext, min_opt
 
 from ..loop_utils import inline_block_before, lower_bound_value
 from .canonicalize_maps import canonical_map, composes
 
 __all__ = [
-    "erase_unused_iter_args", "fold_empty_loop", "fold_if", "inline_block_before", "promote_if_single_iteration",
+    "erase_unused_iter_args", "fold_empty_loop", "fold_if", "guard_if_at_most_one_iteration",
+    "inline_block_before", "promote_if_single_iteration",
     "remove_if_zero_trip", "simplify_loop_bounds",
     "trip_count_range",
 ]
@@ -112,6 +122,110 @@ def promote_if_single_iteration(loop: AffineForOp, ctx: RangeContext | None = No
     yielded = rewriter.inline_block_before(loop.body, loop, [iv_value, *loop.inits])
     rewriter.replace_op(loop, yielded)
     return True
+
+
+def guard_if_at_most_one_iteration(loop: AffineForOp, ctx: RangeContext | None = None,
+                                   rewriter: PatternRewriter | None = None) -> bool:
+    """Replace ``loop`` by an ``affine.if`` on "it runs" (every lower bound below every upper
+    bound) holding its body with the IV replaced by the lower bound, when it runs at most one
+    iteration in every execution but not always exactly one (exact: the ranges of the outer
+    loops, else :func:`analysis.runs_at_most_once`). The if yields the body's yielded values and
+    its else the inits; the loop's results become the if's. MLIR's ``promoteIfSingleIteration``
+    handles exactly one iteration only (:func:`promote_if_single_iteration` here).
+
+    ``affine.for %k = max(1, %j - 1) to min(%N - 1, 2) { S(%k) }`` ->
+    ``affine.if (%j, %N) : (1 >= 0 ... all lb < ub) { S(max(1, %j - 1)) }``: one case per lower
+    bound result that can be the bound of a run (``if (runs, 1 >= %j - 1) { S(1) } else { if
+    (runs, %j - 1 > 1) { S(%j - 1) } }``), or, with several cases, one ``affine.max`` where that
+    is a valid dim for the IV's users (an ``affine.max`` of IVs is none: MLIR's rules).
+    """
+    lo, hi = trip_count_range(loop, ctx)
+    if hi == 0 or (lo, hi) == (1, 1):
+        return False  # erased or promoted by the patterns before this one
+    if hi is None or hi > 1:
+        constant = loop.lower_bound_map.is_single_constant and loop.upper_bound_map.is_single_constant
+        if constant or not runs_at_most_once(loop):
+            return False
+    iv = loop.induction_var
+    lbm = loop.lower_bound_map
+    cases: list[int | None] = [None]
+    if lbm.num_results > 1 and iv.uses:
+        cases = [k for k in range(lbm.num_results) if may_hold_at(loop, *_run_condition(loop, k))]
+        if len(cases) > 1 and _max_lower_bound_is_a_dim(loop):
+            cases = [None]  # one copy of the body, the IV an affine.max
+    rewriter = rewriter or PatternRewriter()
+    if not cases:  # no lower bound result is ever the bound of a run: it never runs
+        rewriter.replace_op(loop, list(loop.inits))
+        return True
+    guard = _guarded_cases(loop, cases)
+    rewriter.insert_op_before(loop, guard)
+    rewriter.replace_op(loop, list(guard.results))
+    return True
+
+
+def _run_condition(loop: AffineForOp, case: int | None) -> tuple[IntegerSet, list[Value]]:
+    """The set "``loop`` runs" (each upper bound result above each lower one) over the lower then
+    the upper bound operands (dims first, then symbols), with ``case``: also lower result ``case``
+    is the first of the largest ones (above those before it, at least those after it), so the
+    cases are disjoint and one of them holds wherever the loop runs."""
+    lm, um = loop.lower_bound_map, loop.upper_bound_map
+    lops, uops = loop.lower_bound_operands, loop.upper_bound_operands
+    nd, ns = lm.num_dims + um.num_dims, lm.num_symbols + um.num_symbols
+    dims = [AffineExpr.dim(k) for k in range(nd)]
+    syms = [AffineExpr.symbol(k) for k in range(ns)]
+    lows = [e.replace(dims[: lm.num_dims], syms[: lm.num_symbols]) for e in lm.results]
+    ups = [e.replace(dims[lm.num_dims:], syms[lm.num_symbols:]) for e in um.results]
+    cons = [u - lb - 1 for u in ups for lb in lows]
+    if case is not None:
+        cons += [lows[case] - other - (1 if q < case else 0) for q, other in enumerate(lows) if q != case]
+    operands = [*lops[: lm.num_dims], *uops[: um.num_dims], *lops[lm.num_dims:], *uops[um.num_dims:]]
+    return IntegerSet(nd, ns, tuple(cons)), operands
+
+
+def _guarded_cases(loop: AffineForOp, cases: list[int | None]) -> AffineIfOp:
+    """The ``affine.if`` chain replacing ``loop`` (not inserted): case ``k`` (lower result ``k`` is
+    the bound; None: the whole lower bound) runs a copy of the body under :func:`_run_condition`,
+    the next case (after the last case: the inits) in its else; each if yields the body's values.
+    ``cases`` are those whose condition may hold (the others never run the loop)."""
+    case, rest = cases[0], cases[1:]
+    types = [r.type for r in loop.results]
+    cond, operands = _run_condition(loop, case)
+    guard = AffineIfOp(cond, operands, types, with_else=bool(rest) or bool(types), location=loop.location)
+    then = guard.then_block
+    for op in list(then.ops):
+        op.erase()
+    mapping: dict[Value, Value] = dict(zip(loop.body.args[1:], loop.inits))
+    if loop.induction_var.uses:
+        mapping[loop.induction_var] = _lower_bound_in(then, loop, case)
+    term = loop.body.terminator
+    for op in loop.body.ops:
+        if op is not term:
+            then.append(op.clone(mapping))
+    then.append(AffineYieldOp([mapping.get(v, v) for v in (term.operands if term is not None else ())],
+                              location=loop.location))
+    other = guard.else_block
+    if other is not None:
+        for op in list(other.ops):
+            op.erase()
+        if rest:
+            inner = _guarded_cases(loop, rest)
+            other.append(inner)
+            other.append(AffineYieldOp(list(inner.results), location=loop.location))
+        else:
+            other.append(AffineYieldOp(list(loop.inits), location=loop.location))
+    return guard
+
+
+def _lower_bound_in(block: Block, loop: AffineForOp, case: int | None) -> Value:
+    """A value equal to ``loop``'s lower bound (its result ``case`` when given), made at the end of
+    ``block``: an ``affine.apply`` of one result, an ``affine.max`` of all of them."""
+    m, ops = loop.lower_bound_map, loop.lower_bound_operands
+    if case is not None:
+        m = m.sub_map([case])
+    kind = AffineApplyOp if m.num_results == 1 else AffineMaxOp
+    new = kind(m, ops, location=loop.location, name_hint=loop.induction_var.name_hint)
+    block.append(new)
+    return new.results[0]
 
 
 def _max_lower_bound_is_a_dim(loop: AffineForOp) -> bool:

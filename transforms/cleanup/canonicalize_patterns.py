@@ -14,7 +14,7 @@ which ``affine_ir`` may not import):
   (every ``AffineAccessInterface`` op: ``affine.load/store/vector_load/vector_store``); for
   ``affine.for``, in decreasing benefit:
   :class:`SimplifyLoopBounds`, :class:`EraseZeroTripLoop`, :class:`PromoteSingleIterationLoop`,
-  :class:`FoldYieldOnlyLoop`, :class:`EraseUnusedIterArgs`; for ``affine.if``:
+  :class:`GuardAtMostOneIterationLoop`, :class:`FoldYieldOnlyLoop`, :class:`EraseUnusedIterArgs`; for ``affine.if``:
   :class:`CanonicalizeIfCondition`, then :class:`FoldConstantIf`.
 
 Patterns share one :class:`CanonicalizeState` per run: the range context (rebuilt at the start
@@ -46,6 +46,7 @@ from .canonicalize_loops import (
     erase_unused_iter_args,
     fold_empty_loop,
     fold_if,
+    guard_if_at_most_one_iteration,
     promote_if_single_iteration,
     remove_if_zero_trip,
     simplify_loop_bounds,
@@ -54,7 +55,8 @@ from .canonicalize_maps import canonical_map, canonical_set, composes
 
 __all__ = [
     "ACCESS_OPS", "CanonicalizeAccess", "CanonicalizeIfCondition", "CanonicalizeMapValue", "CanonicalizeState",
-    "EraseUnusedIterArgs", "EraseZeroTripLoop", "FoldConstantIf", "FoldYieldOnlyLoop", "PromoteSingleIterationLoop",
+    "EraseUnusedIterArgs", "EraseZeroTripLoop", "FoldConstantIf", "FoldYieldOnlyLoop", "GuardAtMostOneIterationLoop",
+    "PromoteSingleIterationLoop",
     "ReassociateConstants", "SimplifyLoopBounds", "canonicalization_patterns", "fold_arith",
 ]
 
@@ -200,7 +202,8 @@ class SimplifyLoopBounds(_LoopPattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         if not simplify_loop_bounds(op, self.state.ctx, self.state.stats, rewriter=rewriter):
             return False
-        for follow_up in (EraseZeroTripLoop, PromoteSingleIterationLoop, FoldYieldOnlyLoop, EraseUnusedIterArgs):
+        for follow_up in (EraseZeroTripLoop, PromoteSingleIterationLoop, GuardAtMostOneIterationLoop, FoldYieldOnlyLoop,
+                          EraseUnusedIterArgs):
             if follow_up(self.state).match_and_rewrite(op, rewriter):
                 break
         return True
@@ -225,6 +228,19 @@ class PromoteSingleIterationLoop(_LoopPattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         done = promote_if_single_iteration(op, self.state.ctx, rewriter)
         self.state.stats["promoted"] += done
+        return done
+
+
+class GuardAtMostOneIterationLoop(_LoopPattern):
+    """A loop that runs at most once (not always exactly once) becomes an ``affine.if`` on "it
+    runs" around its body, the IV its lower bound (see
+    :func:`.canonicalize_loops.guard_if_at_most_one_iteration`)."""
+
+    benefit = 3
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        done = guard_if_at_most_one_iteration(op, self.state.ctx, rewriter)
+        self.state.stats["guarded"] += done
         return done
 
 
@@ -293,8 +309,8 @@ PATTERN_FACTORIES: dict[type, list[Callable[[CanonicalizeState], RewritePattern]
     REASSOCIATED[0]: [ReassociateConstants],
     AffineApplyOp: [CanonicalizeMapValue],
     AffineAccessInterface: [CanonicalizeAccess],
-    AffineForOp: [SimplifyLoopBounds, EraseZeroTripLoop, PromoteSingleIterationLoop, FoldYieldOnlyLoop,
-                  EraseUnusedIterArgs],
+    AffineForOp: [SimplifyLoopBounds, EraseZeroTripLoop, PromoteSingleIterationLoop, GuardAtMostOneIterationLoop,
+                  FoldYieldOnlyLoop, EraseUnusedIterArgs],
     AffineIfOp: [CanonicalizeIfCondition, FoldConstantIf],
 }
 

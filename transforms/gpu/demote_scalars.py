@@ -18,6 +18,9 @@ Only integer and float scalars are demoted (index values may be affine operands,
 not). The buffer is written once per execution of the definition, right after it, and read right
 before each use that is moved, so every use reads the value its definition gave: the program
 computes exactly what it computed.
+
+The iter_args of a loop go through buffers the same way (:func:`demote_iter_args`), where that
+lets ``gpu-map`` keep the loop on the host as a loop of launches (its body holds parallel nests).
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from affine_ir import AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineLoadOp, AffineStoreOp
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.traits import ReturnLike
 from affine_ir.types import FloatType, IntegerType, memref
 
-__all__ = ["demote_to_memory", "is_demotable"]
+__all__ = ["demotable_iter_args", "demote_iter_args", "demote_to_memory", "is_demotable"]
 
 _ELEMENT = AffineMap(0, 0, (0,))
 
@@ -55,11 +58,7 @@ def demote_to_memory(func: FuncOp, value: Value, moved_users: Sequence[Operation
     definition = value.owner
     loc = definition.location
     name = f"{value.name_hint or 'scalar'}_mem"
-    alloc = AllocOp(memref([1], value.type), location=loc, name_hint=name)
-    func.body.insert(0, alloc)
-    buf = alloc.results[0]
-    for ret in [op for op in func.body.ops if op.has_trait(ReturnLike)]:
-        func.body.insert_before(ret, DeallocOp([buf], location=loc))
+    buf = _entry_buffer(func, value.type, name, loc)
     definition.parent.insert_after(definition, AffineStoreOp(value, buf, _ELEMENT, [], location=loc))
     for user in moved_users:
         load = AffineLoadOp(buf, _ELEMENT, [], location=user.location, name_hint=value.name_hint)
@@ -68,3 +67,92 @@ def demote_to_memory(func: FuncOp, value: Value, moved_users: Sequence[Operation
             if v is value:
                 user.set_operand(k, load.results[0])
     return buf
+
+
+def demotable_iter_args(loop: AffineForOp) -> bool:
+    """Whether :func:`demote_iter_args` applies to ``loop``: an ``affine.for`` with iter_args, each
+    an integer or float scalar, whose yield passes each iter_arg either a value of its own or the
+    iter_arg itself (not another iter_arg: that would read a buffer already overwritten)."""
+    if not isinstance(loop, AffineForOp) or not loop.iter_args:
+        return False
+    args = list(loop.body.args[1:])
+    term = loop.body.terminator
+    if not all(is_demotable(a) for a in args) or term is None:
+        return False
+    return all(not any(y is a for a in args) or y is args[k] for k, y in enumerate(term.operands))
+
+
+def demote_iter_args(func: FuncOp, loop: AffineForOp) -> AffineForOp:
+    """Replace ``loop`` (see :func:`demotable_iter_args`) by a loop without iter_args passing each
+    through a one-element buffer (allocated at the entry of ``func``, freed before its returns): the
+    init stored before the loop, an ``affine.load`` before each user of the iter_arg in the body,
+    the yielded value stored before the yield (none when it is the iter_arg itself), and an
+    ``affine.load`` before each user of the loop's result. Returns the new loop::
+
+        %r = affine.for %i = 0 to 8 iter_args(%a = %x) -> (f32) {   affine.store %x, %a_mem[0]
+          %s = arith.addf %a, %v : f32                              affine.for %i = 0 to 8 {
+          affine.yield %s : f32                                       %a_1 = affine.load %a_mem[0]
+        }                                                             %s = arith.addf %a_1, %v : f32
+        affine.store %r, %B[0]                                        affine.store %s, %a_mem[0]
+                                                                    }
+                                                                    %r_1 = affine.load %a_mem[0]
+                                                                    affine.store %r_1, %B[0]
+
+    Guarantees: each iteration reads what the previous one yielded (the store is the body's last
+    op, after every read of the iteration), the first reads the init, and the users after the loop
+    read the last yielded value (the init when it runs no iteration): the program computes exactly
+    what it computed."""
+    if not demotable_iter_args(loop):
+        raise ValueError("the loop's iter_args cannot be demoted")
+    loc = loop.location
+    body, term = loop.body, loop.body.terminator
+    args = list(body.args[1:])
+    bufs = [_entry_buffer(func, a.type, f"{a.name_hint or 'iter_arg'}_mem", loc) for a in args]
+    for init, buf in zip(loop.inits, bufs):
+        loop.parent.insert_before(loop, AffineStoreOp(init, buf, _ELEMENT, [], location=loc))
+    for k, (y, buf) in enumerate(zip(term.operands, bufs)):
+        if y is not args[k]:
+            body.insert_before(term, AffineStoreOp(y, buf, _ELEMENT, [], location=loc))
+    for a, buf in zip(args, bufs):
+        _load_before_users(a, buf, skip=term)
+    for r, buf in zip(loop.results, bufs):
+        _load_before_users(r, buf)
+    new = AffineForOp(loop.lower_bound_map, loop.lower_bound_operands, loop.upper_bound_map,
+                      loop.upper_bound_operands, loop.step, iv_name=body.args[0].name_hint, location=loc)
+    for key, value in loop.attributes.items():
+        new.attributes.setdefault(key, value)
+    for op in list(new.body.ops):
+        op.erase()
+    body.args[0].replace_all_uses_with(new.induction_var)
+    for op in list(body.ops):
+        if op is term:
+            op.erase()
+            new.body.append(AffineYieldOp([], location=loc))
+        else:
+            op.detach()
+            new.body.append(op)
+    loop.parent.insert_before(loop, new)
+    loop.erase()
+    return new
+
+
+def _entry_buffer(func: FuncOp, element, name: str, loc) -> Value:
+    """A new ``memref<1xelement>`` allocated at the entry of ``func`` and freed before its returns."""
+    alloc = AllocOp(memref([1], element), location=loc, name_hint=name)
+    func.body.insert(0, alloc)
+    buf = alloc.results[0]
+    for ret in [op for op in func.body.ops if op.has_trait(ReturnLike)]:
+        func.body.insert_before(ret, DeallocOp([buf], location=loc))
+    return buf
+
+
+def _load_before_users(value: Value, buf: Value, skip: Operation | None = None) -> None:
+    """Each user of ``value`` but ``skip`` reads ``buf`` instead, through a load right before it."""
+    for user in list(dict.fromkeys(use.op for use in value.uses)):
+        if user is skip:
+            continue
+        load = AffineLoadOp(buf, _ELEMENT, [], location=user.location, name_hint=value.name_hint)
+        user.parent.insert_before(user, load)
+        for k, v in enumerate(user.operands):
+            if v is value:
+                user.set_operand(k, load.results[0])

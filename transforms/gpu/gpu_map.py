@@ -39,7 +39,10 @@ parallel band, or a loop worth keeping on the host) and the value is an integer 
 is *demoted* first (:mod:`.demote_scalars`): stored right after its definition into a one-element
 buffer allocated at the function entry, and loaded right before each later user (inside the nest
 where the user is), so the launches stay apart (:func:`scalars_to_demote` picks the values; index
-values, which may be affine operands, stay merged). Refused (TransformError, the function unchanged): a
+values, which may be affine operands, stay merged). A loop whose iter_args alone keep it off the host
+while its body holds parallel nests has them demoted the same way first
+(:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches. Refused (TransformError, the
+function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
 limits (x < 2**31, y and z < 65536) or bad block sizes (the nest then stays as it is).
@@ -61,7 +64,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 from ..errors import TransformError
 from ..loop_utils import at_location, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
-from .demote_scalars import demote_to_memory, is_demotable
+from .demote_scalars import demotable_iter_args, demote_iter_args, demote_to_memory, is_demotable
 from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     AXES,
     DEFAULT_BLOCK_SIZES,
@@ -390,7 +393,7 @@ def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation
         if g not in worth:
             op = ops_of[g]
             worth[g] = isinstance(op, LoopLikeOpInterface) and (
-                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
+                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host, demoting=True))
         return worth[g]
 
     def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
@@ -433,9 +436,30 @@ def _demote_scalars(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext 
     return bool(values)
 
 
+def _demote_iter_args(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContext | None) -> bool:
+    """Demote the iter_args of each loop nest at the top level of ``plan``'s block that has no
+    parallel band to map but would be worth keeping on the host without them (see
+    :func:`.demote_scalars.demote_iter_args`; its results are then read from memory by their users,
+    so they merge no launches either); returns whether any was."""
+    done = False
+    for loop in [op for op in plan.body.ops if plan.kinds.get(op) == _COMPUTE]:
+        if not demotable_iter_args(loop) or band_and_blocker(loop, is_host)[0] or \
+                not _worth_hosting(loop, is_host, demoting=True):
+            continue
+        names = ", ".join(value_name(a) for a in loop.body.args[1:])
+        new = demote_iter_args(func, loop)
+        done = True
+        if ctx is not None:
+            ctx.applied(new, f"demoted the iter_args ({names}) of {value_name(new.induction_var)} to one-element "
+                             f"buffers: without them the loop runs on the host as a loop of launches")
+    return done
+
+
 def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
                gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
     plan = plan_function(func, PASS, body, is_host)
+    if _demote_iter_args(func, plan, is_host, ctx):
+        plan = plan_function(func, PASS, body, is_host)
     if _demote_scalars(func, plan, is_host, ctx):
         plan = plan_function(func, PASS, body, is_host)
     plan.outer = outer
@@ -457,7 +481,8 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
         if isinstance(nest, TransformError):
             ctx.refused(unit.ops[0], nest)
             continue
-        if isinstance(nest, NestPlan) and not nest.band and _worth_hosting(unit.ops[0], host.is_host_value):
+        if isinstance(nest, NestPlan) and not nest.band and \
+                _worth_hosting(unit.ops[0], host.is_host_value, demoting=True):
             loop = unit.ops[0]
             inner = host_value_checker(loop.body, host.is_host_value)
             if ctx is not None:
@@ -493,14 +518,18 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
     return out
 
 
-def _worth_hosting(op: Operation, is_host_value) -> bool:
+def _worth_hosting(op: Operation, is_host_value, demoting: bool = False) -> bool:
     """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
-    loop of launches: an ``affine.for`` without iter_args, host bounds, whose body holds a nest
-    with a parallel loop to map (directly, or in a nest worth hosting itself) or a launch already
-    made (by gpu-map-reductions) and only ops a
-    launch or the host can take (no value computed in one iteration's launch used by another's
-    host op)."""
-    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
+    loop of launches: an ``affine.for`` without iter_args (with ``demoting``: or with iter_args that
+    :func:`.demote_scalars.demote_iter_args` can pass through memory, here and in the nests inside),
+    host bounds, whose body holds a nest with a parallel loop to map (directly, or in a nest worth
+    hosting itself) or a launch already made (by gpu-map-reductions), and only ops a launch or the
+    host can take (no value computed in one
+    iteration's launch used by another's host op)."""
+    if not isinstance(op, AffineForOp) or \
+            not all(map(is_host_value, op.lower_bound_operands + op.upper_bound_operands)):
+        return False
+    if op.iter_args and not (demoting and demotable_iter_args(op)):
         return False
     inner = host_value_checker(op.body, is_host_value)
     found = False
@@ -510,7 +539,7 @@ def _worth_hosting(op: Operation, is_host_value) -> bool:
         found = found or isinstance(x, LaunchOp)  # (gpu-map-reductions' launches in a loop it left to host)
         if isinstance(x, LoopLikeOpInterface) and not found:
             band, _why, _dep = band_and_blocker(x, inner)
-            found = bool(band) or _worth_hosting(x, inner)
+            found = bool(band) or _worth_hosting(x, inner, demoting)
     return found
 
 
