@@ -95,16 +95,19 @@ class UnsupportedError(Exception):
 
 
 class Scop:
-    """The polyhedral model of all memory accesses under ``root``."""
+    """The polyhedral model of all memory accesses under ``root``; with ``accesses=False`` only
+    its names and loop domains (what :func:`op_domain` needs: no statements are collected, which
+    is most of the cost of a model of a large nest)."""
 
-    def __init__(self, root: Operation):
+    def __init__(self, root: Operation, accesses: bool = True):
         self.root = root
         self.ctx = isl.DEFAULT_CONTEXT
         self.params: dict[Value, tuple[str, Value]] = {}
         self.memrefs: dict[Value, tuple[str, Value]] = {}
         self.statements: list[Statement] = []
         self._domains: dict[tuple, tuple[isl.Set, bool]] = {}
-        self._collect(root, [], [], (), False)
+        if accesses:
+            self._collect(root, [], [], (), False)
         for s in self.statements:
             self._model(s)
         # Statements modelled early lack parameters met later: give all of them every one.

@@ -340,7 +340,7 @@ def always_runs(loop: AffineForOp, scop: Scop | None = None) -> bool:
             root = root.parent_op
         if not is_scop_root(root):
             return False
-        scop = Scop(root)
+        scop = Scop(root, accesses=False)
     try:
         return loop_domain_covers_context(scop, loop)
     except UnsupportedError:
@@ -358,7 +358,7 @@ def runs_at_most_once(loop: AffineForOp) -> bool:
     if trips is not None:
         return trips <= 1
     try:
-        return loop_runs_at_most_once(Scop(_model_root(loop)), loop)
+        return loop_runs_at_most_once(Scop(_model_root(loop), accesses=False), loop)
     except UnsupportedError:
         return False
 
@@ -369,7 +369,7 @@ def may_hold_at(loop: AffineForOp, condition: IntegerSet, operands: Sequence[Val
     values (exact, isl, modelled as in :func:`runs_at_most_once`). False only when it never
     holds there; True also when it cannot be modelled."""
     try:
-        return condition_may_hold(Scop(_model_root(loop)), loop, condition, operands)
+        return condition_may_hold(Scop(_model_root(loop), accesses=False), loop, condition, operands)
     except UnsupportedError:
         return True
 

@@ -18,13 +18,14 @@ from affine_ir import AffineExpr, AffineMap, Block, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineMapValueOp, AffineMaxOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.interfaces import AffineAccessInterface
+from affine_ir.rewrite import PatternRewriter
 from affine_ir.types import GPUAddressSpace, index
 from analysis import MemRefRegion, perfect_band
 
 __all__ = ["ACCESS_OPS", "MAP_VALUE_OPS", "access_subscripts", "all_loops", "at_location", "defined_in",
            "enclosing_function", "index_expr", "inline_block_before", "inline_loop_body", "loop_name", "loops_text",
-           "lower_bound_value", "outermost_bands", "parse_memory_space", "rewrite_access", "top_level_loops",
-           "value_name"]
+           "lower_bound_value", "outermost_bands", "parse_memory_space", "rebuild_loop", "rewrite_access",
+           "top_level_loops", "value_name"]
 
 
 # The old names of the classes to ask (kept importable; ``isinstance`` takes them as before):
@@ -203,3 +204,34 @@ def rewrite_access(op: AffineAccessInterface, buffer: Value, region: MemRefRegio
     operands = [*idx[:nd_o], *r_ops[:nd_r], *idx[nd_o:], *r_ops[nd_r:]]
     op.set_operand(op.memref_index, buffer)
     op.set_access(new_map, operands)
+
+
+def rebuild_loop(loop: AffineForOp, keep: list[int], rewriter: PatternRewriter | None = None) -> AffineForOp:
+    """Replace ``loop`` by a copy with only the iter_args ``keep`` (positions; the others and their
+    results must be unused, the yield already without their operands), the body moved into it;
+    returns the new loop (through ``rewriter`` when given, so a driver sees the changes)."""
+    rewriter = rewriter or PatternRewriter()
+    body = loop.body
+    inits = [loop.inits[k] for k in keep]
+    new = AffineForOp(loop.lower_bound_map, loop.lower_bound_operands, loop.upper_bound_map,
+                      loop.upper_bound_operands, loop.step, inits, iv_name=body.args[0].name_hint,
+                      iter_arg_names=[body.args[k + 1].name_hint for k in keep], location=loop.location)
+    for key, value in loop.attributes.items():
+        new.attributes.setdefault(key, value)
+    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
+        r_new.name_hint = r_old.name_hint
+    nb = new.body
+    for op in list(nb.ops):  # the empty yield the constructor may have added (not in the IR yet)
+        op.erase()
+    old_args = [body.args[0], *(body.args[k + 1] for k in keep)]
+    for a, b in zip(old_args, nb.args):
+        rewriter.replace_all_uses_with(a, b)
+    rewriter.insert_op_before(loop, new)
+    rewriter.set_insertion_point_to_end(nb)
+    for op in list(body.ops):
+        op.detach()
+        rewriter.insert(op)
+    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
+        rewriter.replace_all_uses_with(r_old, r_new)
+    rewriter.erase_op(loop)
+    return new

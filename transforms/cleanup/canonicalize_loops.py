@@ -29,7 +29,7 @@ from affine_ir.types import index
 from analysis import may_hold_at, runs_at_most_once
 from analysis.ranges import RangeContext, min_opt
 
-from ..loop_utils import inline_block_before, lower_bound_value
+from ..loop_utils import inline_block_before, lower_bound_value, rebuild_loop
 from .canonicalize_maps import canonical_map, composes
 
 __all__ = [
@@ -340,36 +340,8 @@ def erase_unused_iter_args(loop: AffineForOp, rewriter: PatternRewriter | None =
         for op in sorted(closure, key=body.index_of, reverse=True):
             if op.parent is not None and not any(r.uses for r in op.results):
                 rewriter.erase_op(op)
-    _rebuild_loop(loop, keep, rewriter)
+    rebuild_loop(loop, keep, rewriter)
     return True
-
-
-def _rebuild_loop(loop: AffineForOp, keep: list[int], rewriter: PatternRewriter) -> AffineForOp:
-    """A copy of ``loop`` with only the iter_args ``keep`` (the others must be unused), the body moved."""
-    body = loop.body
-    inits = [loop.inits[k] for k in keep]
-    new = AffineForOp(loop.lower_bound_map, loop.lower_bound_operands, loop.upper_bound_map,
-                      loop.upper_bound_operands, loop.step, inits, iv_name=body.args[0].name_hint,
-                      iter_arg_names=[body.args[k + 1].name_hint for k in keep], location=loop.location)
-    for key, value in loop.attributes.items():
-        new.attributes.setdefault(key, value)
-    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
-        r_new.name_hint = r_old.name_hint
-    nb = new.body
-    for op in list(nb.ops):  # the empty yield the constructor may have added (not in the IR yet)
-        op.erase()
-    old_args = [body.args[0], *(body.args[k + 1] for k in keep)]
-    for a, b in zip(old_args, nb.args):
-        rewriter.replace_all_uses_with(a, b)
-    rewriter.insert_op_before(loop, new)
-    rewriter.set_insertion_point_to_end(nb)
-    for op in list(body.ops):
-        op.detach()
-        rewriter.insert(op)
-    for r_old, r_new in zip([loop.results[k] for k in keep], new.results):
-        rewriter.replace_all_uses_with(r_old, r_new)
-    rewriter.erase_op(loop)
-    return new
 
 
 def fold_if(op: AffineIfOp, rewriter: PatternRewriter | None = None) -> bool:

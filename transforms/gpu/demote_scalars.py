@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from affine_ir import AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.traits import ReturnLike
 from affine_ir.types import FloatType, IntegerType, memref
+
+from ..loop_utils import rebuild_loop
 
 __all__ = ["demotable_iter_args", "demote_iter_args", "demote_to_memory", "is_demotable"]
 
@@ -61,11 +63,7 @@ def demote_to_memory(func: FuncOp, value: Value, moved_users: Sequence[Operation
     buf = _entry_buffer(func, value.type, name, loc)
     definition.parent.insert_after(definition, AffineStoreOp(value, buf, _ELEMENT, [], location=loc))
     for user in moved_users:
-        load = AffineLoadOp(buf, _ELEMENT, [], location=user.location, name_hint=value.name_hint)
-        user.parent.insert_before(user, load)
-        for k, v in enumerate(user.operands):
-            if v is value:
-                user.set_operand(k, load.results[0])
+        _load_before(user, value, buf)
     return buf
 
 
@@ -117,23 +115,8 @@ def demote_iter_args(func: FuncOp, loop: AffineForOp) -> AffineForOp:
         _load_before_users(a, buf, skip=term)
     for r, buf in zip(loop.results, bufs):
         _load_before_users(r, buf)
-    new = AffineForOp(loop.lower_bound_map, loop.lower_bound_operands, loop.upper_bound_map,
-                      loop.upper_bound_operands, loop.step, iv_name=body.args[0].name_hint, location=loc)
-    for key, value in loop.attributes.items():
-        new.attributes.setdefault(key, value)
-    for op in list(new.body.ops):
-        op.erase()
-    body.args[0].replace_all_uses_with(new.induction_var)
-    for op in list(body.ops):
-        if op is term:
-            op.erase()
-            new.body.append(AffineYieldOp([], location=loc))
-        else:
-            op.detach()
-            new.body.append(op)
-    loop.parent.insert_before(loop, new)
-    loop.erase()
-    return new
+    term.set_operands([])
+    return rebuild_loop(loop, [])
 
 
 def _entry_buffer(func: FuncOp, element, name: str, loc) -> Value:
@@ -149,10 +132,14 @@ def _entry_buffer(func: FuncOp, element, name: str, loc) -> Value:
 def _load_before_users(value: Value, buf: Value, skip: Operation | None = None) -> None:
     """Each user of ``value`` but ``skip`` reads ``buf`` instead, through a load right before it."""
     for user in list(dict.fromkeys(use.op for use in value.uses)):
-        if user is skip:
-            continue
-        load = AffineLoadOp(buf, _ELEMENT, [], location=user.location, name_hint=value.name_hint)
-        user.parent.insert_before(user, load)
-        for k, v in enumerate(user.operands):
-            if v is value:
-                user.set_operand(k, load.results[0])
+        if user is not skip:
+            _load_before(user, value, buf)
+
+
+def _load_before(user: Operation, value: Value, buf: Value) -> None:
+    """``user`` reads ``buf`` instead of ``value``, through an ``affine.load`` right before it."""
+    load = AffineLoadOp(buf, _ELEMENT, [], location=user.location, name_hint=value.name_hint)
+    user.parent.insert_before(user, load)
+    for k, v in enumerate(user.operands):
+        if v is value:
+            user.set_operand(k, load.results[0])

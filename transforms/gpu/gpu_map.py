@@ -91,8 +91,9 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
 from .sequential_launch import SequentialLaunch
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
-           "check_block_sizes", "check_host_function", "is_host_op", "map_function", "map_nest", "map_sequentially",
-           "parallel_band", "plan_function", "plan_nest", "privatize_allocs", "scalars_to_demote"]
+           "check_block_sizes", "check_host_function", "host_loop_candidate", "is_host_op", "map_function",
+           "map_nest", "map_sequentially", "parallel_band", "plan_function", "plan_nest", "privatize_allocs",
+           "scalars_to_demote"]
 
 
 # -- functions ---------------------------------------------------------------------------------------------------
@@ -393,7 +394,7 @@ def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation
         if g not in worth:
             op = ops_of[g]
             worth[g] = isinstance(op, LoopLikeOpInterface) and (
-                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host, demoting=True))
+                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
         return worth[g]
 
     def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
@@ -444,7 +445,7 @@ def _demote_iter_args(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContex
     done = False
     for loop in [op for op in plan.body.ops if plan.kinds.get(op) == _COMPUTE]:
         if not demotable_iter_args(loop) or band_and_blocker(loop, is_host)[0] or \
-                not _worth_hosting(loop, is_host, demoting=True):
+                not _worth_hosting(loop, is_host):
             continue
         names = ", ".join(value_name(a) for a in loop.body.args[1:])
         new = demote_iter_args(func, loop)
@@ -482,7 +483,7 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
             ctx.refused(unit.ops[0], nest)
             continue
         if isinstance(nest, NestPlan) and not nest.band and \
-                _worth_hosting(unit.ops[0], host.is_host_value, demoting=True):
+                _worth_hosting(unit.ops[0], host.is_host_value):
             loop = unit.ops[0]
             inner = host_value_checker(loop.body, host.is_host_value)
             if ctx is not None:
@@ -518,28 +519,33 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
     return out
 
 
-def _worth_hosting(op: Operation, is_host_value, demoting: bool = False) -> bool:
-    """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
-    loop of launches: an ``affine.for`` without iter_args (with ``demoting``: or with iter_args that
-    :func:`.demote_scalars.demote_iter_args` can pass through memory, here and in the nests inside),
-    host bounds, whose body holds a nest with a parallel loop to map (directly, or in a nest worth
-    hosting itself) or a launch already made (by gpu-map-reductions), and only ops a launch or the
-    host can take (no value computed in one
-    iteration's launch used by another's host op)."""
+def host_loop_candidate(op: Operation, is_host_value, demoting: bool = True) -> bool:
+    """Whether ``op`` may run on the host as a loop of launches, whatever its body computes: an
+    ``affine.for`` whose bounds are host values, without iter_args (with ``demoting``: or with
+    iter_args that :func:`.demote_scalars.demote_iter_args` can pass through memory), and no
+    allocation or deallocation directly in its body (a launch cannot free what another uses)."""
     if not isinstance(op, AffineForOp) or \
             not all(map(is_host_value, op.lower_bound_operands + op.upper_bound_operands)):
         return False
     if op.iter_args and not (demoting and demotable_iter_args(op)):
         return False
+    return not any(isinstance(x, AllocOp) or frees_memory(x) for x in op.body.ops)
+
+
+def _worth_hosting(op: Operation, is_host_value) -> bool:
+    """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
+    loop of launches: a :func:`host_loop_candidate` (iter_args demoted) whose body holds a nest
+    with a parallel loop to map (directly, or in a nest worth hosting itself) or a launch already
+    made (by gpu-map-reductions)."""
+    if not host_loop_candidate(op, is_host_value):
+        return False
     inner = host_value_checker(op.body, is_host_value)
     found = False
     for x in op.body.ops:
-        if isinstance(x, AllocOp) or frees_memory(x):
-            return False
         found = found or isinstance(x, LaunchOp)  # (gpu-map-reductions' launches in a loop it left to host)
         if isinstance(x, LoopLikeOpInterface) and not found:
             band, _why, _dep = band_and_blocker(x, inner)
-            found = bool(band) or _worth_hosting(x, inner, demoting)
+            found = bool(band) or _worth_hosting(x, inner)
     return found
 
 

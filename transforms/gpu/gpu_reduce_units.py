@@ -29,14 +29,13 @@ from affine_ir import FuncOp, Operation
 from affine_ir.core import Block
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.gpu import LaunchOp
-from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
 from analysis.targets import DEFAULT_GPU, GPUTarget
 
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import PassContext
-from .gpu_map import plan_function
+from .gpu_map import host_loop_candidate, plan_function
 from .gpu_map_nest import HostPlan, band_and_blocker, frees_memory, host_value_checker
 from .gpu_reduce import map_rows
 from .gpu_reduce_plan import DEFAULT_BLOCK_SIZE, PASS, RowPlan, plan_row_reductions, thread_per_row_reason
@@ -135,11 +134,9 @@ def map_one_block(plan: RowPlan, host: HostPlan, gpu: GPUTarget = DEFAULT_GPU) -
 # -- loops kept on the host --------------------------------------------------------------------------------------
 def is_hostable_loop(op: Operation, is_host_value) -> bool:
     """Whether ``gpu-map`` keeps ``op`` on the host once its body holds a launch (its
-    ``_worth_hosting``): an ``affine.for`` without iter_args, bounds on host values, not parallel
-    (its band of parallel loops is empty), no allocation or deallocation directly in its body."""
-    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
-        return False
-    if any(isinstance(x, AllocOp) or frees_memory(x) for x in op.body.ops):
+    ``_worth_hosting``): a :func:`.gpu_map.host_loop_candidate` without iter_args that is not
+    parallel (its band of parallel loops is empty)."""
+    if not host_loop_candidate(op, is_host_value, demoting=False):
         return False
     band, _why, _dep = band_and_blocker(op, is_host_value)
     return not band
