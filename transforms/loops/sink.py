@@ -7,7 +7,7 @@ band with an op between its loops is not perfect, so ``gpu-map`` maps only the o
 thread running a whole inner loop, uncoalesced, few threads); and a device value in the body of a
 time loop the host runs (PolyBench fdtd-2d's load of ``fict[%t]`` and its ``vector.broadcast``)
 makes a 1x1x1 launch merged with the sweep using it. This pass moves such an op, in the function
-body and in every loop body, into the one later *parallel* loop (:func:`analysis.is_parallel`)
+body and in every block of a loop or an ``affine.if``, into the one later *parallel* loop (:func:`analysis.is_parallel`)
 holding all its uses, at the top of that loop's body; mapped, every thread computes it once::
 
     affine.for %i = 0 to %n {                        affine.for %i = 0 to %n {
@@ -104,8 +104,10 @@ class LoopSink(Pass):
                 parallel[loop] = analysis.is_parallel(loop)
             return parallel[loop]
 
-        blocks = [func.body] + [op.body for op in func.walk() if isinstance(op, AffineForOp)
-                                and not any(a.has_trait(KernelScope) for a in op.ancestors())]
+        blocks = [func.body] + [block for op in func.walk() if op.regions
+                                and not op.has_trait(KernelScope)
+                                and not any(a.has_trait(KernelScope) for a in op.ancestors())
+                                for region in op.regions for block in region.blocks]
         for block in blocks:
             moved = sink_into_using_loops(block, is_parallel)
             for loop in dict.fromkeys(loop for _, loop in moved):
