@@ -110,13 +110,15 @@ def sink_sequential_loops(nest: AffineForOp) -> AffineForOp:
     if order == list(range(len(band))):
         return nest
     perm = [order.index(k) for k in range(len(band))]
+    saved = nest.clone()  # (permuting back may be refused: new bounds with floordiv of a band loop)
     try:
         new = permute_loops(band, perm)  # refused: the IR is unchanged
     except TransformError:
         return nest
     if _parallel_prefix(new) < len(par):  # legal but the parallel loops did not stay parallel: back
-        back = [order[k] for k in range(len(band))]
-        return permute_loops(new, back)[0]
+        new[0].parent.insert_before(new[0], saved)
+        new[0].erase()
+        return saved
     return new[0]
 
 
