@@ -589,3 +589,23 @@ def test_random_programs_through_the_pass():
     check()
     assert stats["programs"] >= 100
     assert stats["applied"] >= 10, stats
+
+
+def test_floyd_warshall_gets_a_wavefront_inside_its_k_loop():
+    """PolyBench floyd-warshall: no skew of the whole band (k, i, j) exists (a pair at k distance 1
+    has i distance -(n - 1)), but (i, j) for each k can be: %k stays outside, in its order (a loop
+    the host runs), around the wavefront of (i, j); no 1x1x1 launch, the same bits in both orders."""
+    from transforms.pipelines import GPU_PIPELINE
+
+    k = _polybench().KERNELS["floyd-warshall"]
+    m = k.module()
+    args = k.arguments("MINI", exact=True)
+    want = run(m, args)
+    out, decisions = map_to_gpu(m, GPU_PIPELINE)
+    skew = [d for d in decisions if d.pass_name == "affine-loop-skew"]
+    assert [d.kind for d in skew] == ["refused", "applied"], skew
+    assert "cannot skew (%k, %i, %j)" in skew[0].message and "skewed (%i, %j)" in skew[1].message
+    text = [d.message for d in decisions if d.pass_name == "gpu-map"]
+    assert any("kept %k on the host" in t for t in text) and any("kept %wave on the host" in t for t in text), text
+    assert not any("1x1x1" in t for t in text), text
+    assert_same_bits_in_both_thread_orders(want, out, args, "floyd-warshall")

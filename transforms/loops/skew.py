@@ -251,7 +251,9 @@ class LoopSkew(Pass):
     By default only nests where no loop is parallel are skewed (those the GPU mapping would run on
     one thread); ``all-nests`` skews every band it can. A band that cannot be skewed as a whole is
     tried without its innermost loops (down to two loops; the loops left out stay inside the
-    wavefront, run in their order by each iteration). Every band gets a decision.
+    wavefront, run in their order by each iteration), then without its outermost loops too (they
+    stay around the wavefront, run in their order: PolyBench floyd-warshall's ``%k`` around a
+    wavefront of ``(%i, %j)``). Every band gets a decision.
     """
 
     name = PASS
@@ -280,11 +282,14 @@ class LoopSkew(Pass):
                 self._skew(band, ctx)
 
     def _skew(self, band: list[AffineForOp], ctx: PassContext, record_refusal: bool = True) -> TransformError | None:
-        """Skew ``band`` or its longest outer part that can be; the refusal of the whole band
-        (recorded unless ``record_refusal`` is False) when none can, else None."""
+        """Skew ``band`` or its longest outer part that can be, else the longest part of it inside
+        outer loops left as they are (which run in their order around the wavefront: a loop of
+        launches on the GPU); the refusal of the whole band (recorded unless ``record_refusal`` is
+        False) when none can, else None."""
         first: TransformError | None = None
-        for m in range(len(band), 1, -1):
-            sub = band[:m]
+        parts = [(s, m) for s in range(len(band) - 1) for m in range(len(band), s + 1, -1)]
+        for s, m in parts:
+            sub = band[s:m]
             before = loops_text(sub)
             try:
                 result = skew_band(sub, wavefront=self.wavefront, max_skew=self.max_skew)
