@@ -193,7 +193,7 @@ class CudaExecutable:
         self._run_ops(self.function.body.ops, specs, values, temporaries, drv, keep_temporaries)
 
     def _run_ops(self, ops, specs: dict, values: dict, temporaries: list, drv, keep_temporaries: bool) -> None:
-        from codegen.cuda import HostRole, host_loop_range, host_role, host_value
+        from codegen.cuda import HostRole, host_if_branch, host_loop_range, host_role, host_value
 
         for op in ops:
             role = host_role(op)
@@ -217,6 +217,10 @@ class CudaExecutable:
                 for iv in host_loop_range(op, values):
                     values[op.induction_var] = iv
                     self._run_ops(op.body.ops, specs, values, temporaries, drv, keep_temporaries)
+            elif role is HostRole.IF:
+                branch = host_if_branch(op, values)
+                if branch is not None:
+                    self._run_ops(branch.ops, specs, values, temporaries, drv, keep_temporaries)
 
     def _launch(self, spec, op: Operation, values: dict, drv) -> None:
         grid = tuple(int(values[v]) for v in op.grid_size)

@@ -56,6 +56,7 @@ SLOW_TESTS = frozenset({
     "test_scalrep.py::test_random_programs_preserve_semantics_and_forward",
     "test_scalrep.py::test_random_programs_without_promotion",
     "test_slices.py::test_random_slices_cover_what_the_consumer_needs",
+    "test_gpu_map_demote.py::test_random_programs_keep_semantics_through_the_gpu_pipeline",
 })
 
 

@@ -103,14 +103,12 @@ def test_cpu_pipeline_keeps_the_meaning(name):
         _close(k, want, got, f"{name} through the CPU pipeline")
 
 
-#: The kernels whose GPU mapping still holds a 1x1x1 launch of a loop nest, and why (issue 17):
-#: floyd-warshall (every loop carries a dependence of unbounded distance in both directions in its
-#: k-th row and column: the skew is refused); durbin (its outer loop carries alpha and beta in
-#: iter_args, computed on the device each step: it cannot stay on the host until those are demoted
-#: to memory). The solvers' triangular reductions (cholesky, gramschmidt, lu, ludcmp, trisolv) are
-#: block or two-phase reductions in loops kept on the host (gpu-map-reductions); seidel-2d and
-#: nussinov run as wavefronts (affine-loop-skew).
-SEQUENTIAL = {"durbin", "floyd-warshall"}
+#: The kernels whose GPU mapping still holds a 1x1x1 launch of a loop nest (issue 17): none. The
+#: solvers' triangular reductions (cholesky, gramschmidt, lu, ludcmp, trisolv, and durbin's once
+#: its alpha and beta are demoted to memory) are block or two-phase reductions in loops kept on the
+#: host (gpu-map-reductions); seidel-2d and nussinov run as wavefronts (affine-loop-skew), and
+#: floyd-warshall as a wavefront of (i, j) inside its k loop (no skew of the whole band exists).
+SEQUENTIAL: set[str] = set()
 
 
 def test_the_suite_is_complete():

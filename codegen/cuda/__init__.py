@@ -51,9 +51,9 @@ constants are inlined, affine expressions are printed as such (``A[i * 64 + j]``
 from __future__ import annotations
 
 from .errors import EmitError
-from .host import HostRole, host_loop_range, host_role, host_value, launches_of
+from .host import HostRole, host_body_ops, host_if_branch, host_loop_range, host_role, host_value, launches_of
 from .module import emit
 from .program import CudaProgram, KernelParam, KernelSpec
 
-__all__ = ["CudaProgram", "EmitError", "HostRole", "KernelParam", "KernelSpec", "emit", "host_loop_range", "host_role",
-           "host_value", "launches_of"]
+__all__ = ["CudaProgram", "EmitError", "HostRole", "KernelParam", "KernelSpec", "emit", "host_body_ops",
+           "host_if_branch", "host_loop_range", "host_role", "host_value", "launches_of"]

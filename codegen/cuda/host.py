@@ -12,6 +12,8 @@ host side (:mod:`runtime.cuda`) runs these, in order, around the kernel launches
   them (a loop of
   launches: ``gpu-map`` keeps a loop carrying a dependence on the host when nests inside it are
   parallel), its terminator aside; the host runs its iterations in order;
+- ``IF``: an ``affine.if`` without results whose branches hold only these ops, a launch among
+  them: the host evaluates its condition (:func:`host_if_branch`) and runs the ops of that branch;
 - ``RETURN``: the terminator returning to the caller (``func.return``).
 """
 
@@ -20,14 +22,15 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
-from affine_ir.core import Operation, Value
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.core import Block, Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.affine_apply import AffineMapValueOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocaOp
 from affine_ir.traits import ConstantLike, IsTerminator, ReturnLike, only_allocates_results, only_frees_memory
 
-__all__ = ["HostRole", "host_loop_range", "host_role", "host_value", "launches_of"]
+__all__ = ["HostRole", "host_body_ops", "host_if_branch", "host_loop_range", "host_role", "host_value",
+           "launches_of"]
 
 
 class HostRole(enum.Enum):
@@ -38,6 +41,7 @@ class HostRole(enum.Enum):
     FREE = "free"
     LAUNCH = "launch"
     LOOP = "loop"
+    IF = "if"
     RETURN = "return"
 
 
@@ -55,6 +59,10 @@ def host_role(op: Operation) -> HostRole | None:
         body = [x for x in op.body.ops if not x.has_trait(IsTerminator)]
         ok = not op.iter_args and all(host_role(x) is not None for x in body) and launches_of(body)
         return HostRole.LOOP if ok else None
+    if isinstance(op, AffineIfOp):
+        body = [x for b in _branches(op) for x in b.ops if not x.has_trait(IsTerminator)]
+        ok = not op.results and all(host_role(x) is not None for x in body) and launches_of(body)
+        return HostRole.IF if ok else None
     effects = op.memory_effects()
     if not effects:
         return None
@@ -74,14 +82,34 @@ def host_value(op: Operation, values: Mapping[Value, int | float]) -> int | floa
 
 
 def launches_of(ops: Sequence[Operation]) -> list[LaunchOp]:
-    """The kernel launches among ``ops`` and in the host loops among them, in program order."""
+    """The kernel launches among ``ops`` and in the host loops and ifs among them, in program order."""
     out: list[LaunchOp] = []
     for op in ops:
         if isinstance(op, LaunchOp):
             out.append(op)
-        elif host_role(op) is HostRole.LOOP:
-            out += launches_of(op.body.ops)
+        elif host_role(op) in (HostRole.LOOP, HostRole.IF):
+            out += launches_of(host_body_ops(op))
     return out
+
+
+def host_body_ops(op: Operation) -> list[Operation]:
+    """The ops the host may run inside the host loop or if ``op`` (every branch of an if), in order."""
+    blocks = [op.body] if isinstance(op, AffineForOp) else _branches(op)
+    return [x for b in blocks for x in b.ops]
+
+
+def _branches(op: AffineIfOp) -> list[Block]:
+    return [op.then_block] + ([op.else_block] if op.else_block is not None else [])
+
+
+def host_if_branch(op: AffineIfOp, values: Mapping[Value, int | float]) -> Block | None:
+    """The branch of the host if ``op`` that runs, its condition operands having ``values`` (None:
+    the condition is false and it has no else)."""
+    cond = op.condition
+    vals = [int(values[v]) for v in op.operands]
+    if cond.contains(vals[: cond.num_dims], vals[cond.num_dims:]):
+        return op.then_block
+    return op.else_block
 
 
 def host_loop_range(op: AffineForOp, values: Mapping[Value, int | float]) -> range:

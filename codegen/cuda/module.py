@@ -4,7 +4,7 @@ one CUDA C translation unit, with the launch metadata the runtime needs."""
 from __future__ import annotations
 
 from affine_ir.core import Operation, Value
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
@@ -15,7 +15,7 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
 
 from .errors import EmitError
 from .helpers import INCLUDES, helper_source
-from .host import HostRole, host_role, launches_of
+from .host import HostRole, host_body_ops, host_role, launches_of
 from .kernel import KernelPrinter, MemInfo, Options, is_global
 from .lines import helpers_used, live_values, render
 from .names import Namer, c_identifier, ir_names
@@ -112,18 +112,19 @@ def _check_host(f: FuncOp) -> None:
 def _check_host_ops(f: FuncOp, ops) -> None:
     for op in ops:
         role = host_role(op)
-        if role is None and isinstance(op, AffineForOp) and not op.iter_args and launches_of(op.body.ops):
-            _check_host_ops(f, [x for x in op.body.ops if not x.has_trait(IsTerminator)])  # names the op inside
+        if role is None and isinstance(op, (AffineForOp, AffineIfOp)) and not op.results and \
+                launches_of(host_body_ops(op)):
+            _check_host_ops(f, [x for x in host_body_ops(op) if not x.has_trait(IsTerminator)])  # names the op inside
         if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
                             "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
                             "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
-                            "gpu.launch, loops of those and return may stay on the host", op.location)
+                            "gpu.launch, loops and ifs of those and return may stay on the host", op.location)
         if role is HostRole.ALLOCATE and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
                             f"{op.results[0].type}", op.location)
-        if role is HostRole.LOOP:
-            _check_host_ops(f, [x for x in op.body.ops if not x.has_trait(IsTerminator)])
+        if role in (HostRole.LOOP, HostRole.IF):
+            _check_host_ops(f, [x for x in host_body_ops(op) if not x.has_trait(IsTerminator)])
 
 
 def _block_size(launch: Operation) -> tuple[int, int, int]:
@@ -165,9 +166,11 @@ def _definition_order(f: FuncOp) -> dict[Value, int]:
         for op in ops:
             for r in op.results:
                 order[r] = len(order)
-            if host_role(op) is HostRole.LOOP:
+            role = host_role(op)
+            if role is HostRole.LOOP:
                 order[op.induction_var] = len(order)
-                visit(op.body.ops)
+            if role in (HostRole.LOOP, HostRole.IF):
+                visit(host_body_ops(op))
 
     visit(f.body.ops)
     return order

@@ -20,7 +20,9 @@ before each use that is moved, so every use reads the value its definition gave:
 computes exactly what it computed.
 
 The iter_args of a loop go through buffers the same way (:func:`demote_iter_args`), where that
-lets ``gpu-map`` keep the loop on the host as a loop of launches (its body holds parallel nests).
+lets ``gpu-map`` keep the loop on the host as a loop of launches (its body holds parallel nests),
+and so do the results of an ``affine.if`` (:func:`demote_if_results`), where that lets
+``gpu-sink-ifs`` split it and sink it into the loops it holds.
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from affine_ir import AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineStoreOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.traits import ReturnLike
 from affine_ir.types import FloatType, IntegerType, memref
 
 from ..loop_utils import rebuild_loop
 
-__all__ = ["demotable_iter_args", "demote_iter_args", "demote_to_memory", "is_demotable"]
+__all__ = ["demotable_iter_args", "demote_if_results", "demote_iter_args", "demote_to_memory", "is_demotable"]
 
 _ELEMENT = AffineMap(0, 0, (0,))
 
@@ -117,6 +119,44 @@ def demote_iter_args(func: FuncOp, loop: AffineForOp) -> AffineForOp:
         _load_before_users(r, buf)
     term.set_operands([])
     return rebuild_loop(loop, [])
+
+
+def demote_if_results(func: FuncOp, op: AffineIfOp) -> AffineIfOp:
+    """Replace ``op``, an ``affine.if`` whose results are integer or float scalars, by one without
+    results passing each through a one-element buffer (allocated at the entry of ``func``, freed
+    before its returns): each branch stores what it yielded before its end, and an ``affine.load``
+    before each user of a result reads it. Returns the new if::
+
+        %r = affine.if #set(%i) -> f32 {          affine.if #set(%i) {
+          affine.yield %a : f32                      affine.store %a, %r_mem[0]
+        } else {                           ->      } else {
+          affine.yield %b : f32                      affine.store %b, %r_mem[0]
+        }                                          }
+        affine.store %r, %B[0]                     %r_1 = affine.load %r_mem[0]
+                                                   affine.store %r_1, %B[0]
+
+    Guarantees: exactly one branch runs and stores every result last in it, so each user (after
+    the if) reads what the branch taken yielded: the program computes exactly what it computed.
+    ValueError (nothing changed) when a result is not an integer or float scalar."""
+    if not op.results or not all(is_demotable(r) for r in op.results):
+        raise ValueError("the if's results cannot be demoted")
+    loc = op.location
+    bufs = [_entry_buffer(func, r.type, f"{r.name_hint or 'if_result'}_mem", loc) for r in op.results]
+    for r, buf in zip(op.results, bufs):
+        _load_before_users(r, buf)
+    new = AffineIfOp(op.condition, list(op.operands), with_else=op.else_block is not None, location=loc)
+    for old_block, new_block in ((op.then_block, new.then_block), (op.else_block, new.else_block)):
+        if old_block is None:
+            continue
+        term = old_block.terminator
+        for x in [x for x in old_block.ops if x is not term]:
+            x.detach()
+            new_block.insert_before(new_block.ops[-1], x)
+        for y, buf in zip(term.operands, bufs):
+            new_block.insert_before(new_block.ops[-1], AffineStoreOp(y, buf, _ELEMENT, [], location=loc))
+    op.parent.insert_before(op, new)
+    op.erase()
+    return new
 
 
 def _entry_buffer(func: FuncOp, element, name: str, loc) -> Value:

@@ -54,11 +54,11 @@ from dataclasses import dataclass
 
 from affine_ir import FuncOp, Operation, Value
 from affine_ir.core import Block
-from affine_ir.dialects.affine import AffineForOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
-from affine_ir.traits import AffineMapValue, ConstantLike, RecursiveMemoryEffects, ReturnLike
+from affine_ir.traits import RecursiveMemoryEffects, ReturnLike
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
@@ -88,12 +88,14 @@ from .gpu_map_nest import (  # noqa: F401  (re-exported: the nest-level API)
     plan_nest,
     privatize_allocs,
 )
+from .host_control import branches, host_loop_candidate, is_host_if, is_host_loop, is_host_op, worth_hosting
 from .sequential_launch import SequentialLaunch
+from .sink_ifs import sink_ifs
 
 __all__ = ["BandDim", "DEFAULT_BLOCK_SIZES", "FunctionPlan", "GpuMap", "HostPlan", "MAX_GRID", "MappedNest", "NestPlan",
            "check_block_sizes", "check_host_function", "host_loop_candidate", "is_host_op", "map_function",
-           "map_nest", "map_sequentially", "parallel_band", "plan_function", "plan_nest", "privatize_allocs",
-           "scalars_to_demote"]
+           "map_nest", "map_sequentially", "parallel_band", "plan_demoting", "plan_function", "plan_nest",
+           "privatize_allocs", "scalars_to_demote"]
 
 
 # -- functions ---------------------------------------------------------------------------------------------------
@@ -128,6 +130,7 @@ class FunctionPlan:
         self.units = units
         self.body = body if body is not None else func.body
         self.outer: FunctionPlan | None = None  # the plan of the block holding this host loop
+        self.hosted_ifs: set[Operation] = set()  # the ifs of its block worth keeping on the host
         self.host: HostPlan | None = None  # where its host values are made (set when it is mapped)
 
     def _scopes(self) -> list[FunctionPlan]:
@@ -188,31 +191,6 @@ class FunctionPlan:
                 op.erase()
 
 
-def is_host_op(op: Operation, is_host_value) -> bool:
-    """Whether a host function may keep ``op`` at its top level, asked of its traits and effects:
-    a constant (``ConstantLike``), an ``AffineMapValue`` (affine.apply/min/max) or a global
-    allocation (``memref.alloc``) of host values (``is_host_value``), an op that only frees memory
-    (``memref.dealloc``), a ``gpu.launch``, a ``ReturnLike`` terminator returning nothing."""
-    if op.has_trait(ConstantLike) or isinstance(op, LaunchOp) or frees_memory(op):
-        return True
-    if op.has_trait(ReturnLike):
-        return not op.operands
-    if isinstance(op, AffineForOp):
-        return is_host_loop(op, is_host_value)
-    return (op.has_trait(AffineMapValue) or isinstance(op, AllocOp)) and all(map(is_host_value, op.operands))
-
-
-def is_host_loop(op: Operation, is_host_value) -> bool:
-    """Whether ``op`` is a loop the host runs (what :func:`map_function` keeps on the host: a loop of
-    launches): an ``affine.for`` without iter_args whose bounds are host values and whose body
-    holds only host ops (launches, host index values, other host loops)."""
-    if not isinstance(op, AffineForOp) or op.iter_args or not all(map(is_host_value, op.operands)):
-        return False
-    inner = host_value_checker(op.body, is_host_value)
-    return any(isinstance(x, LaunchOp) for x in op.walk()) and all(
-        is_host_op(x, inner) for x in op.body.ops)
-
-
 def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=None) -> dict[Operation, str]:
     body = body if body is not None else func.body
     is_host = is_host or host_value_checker(body)
@@ -226,7 +204,7 @@ def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=N
             bad = next(v for v in op.operands if not is_host(v))
             raise TransformError(pass_name, f"cannot map @{func.sym_name}: the size {value_name(bad)} of "
                                             f"'{op.name}'{where} is not a host value", location=op.location)
-        if isinstance(op, LaunchOp) or (isinstance(op, AffineForOp) and is_host_loop(op, is_host)):
+        if isinstance(op, LaunchOp) or is_host_loop(op, is_host) or is_host_if(op, is_host):
             kind = _LAUNCH
         elif is_host_op(op, is_host):  # (a host loop's affine.yield too: it returns nothing)
             kind = _HOST
@@ -282,9 +260,12 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
     and a later op using it merge into one. TransformError when ``func`` cannot become a host
     function (results, calls, an alloc size computed on the device)."""
     body = body if body is not None else func.body
+    is_host = is_host or host_value_checker(body)
     kinds = _classify(func, pass_name, body, is_host)
     top = list(body.ops)
-    groups = _groups(top, kinds)
+    hosted_ifs = {op for op in top if isinstance(op, AffineIfOp) and kinds[op] == _COMPUTE and
+                  worth_hosting(op, is_host)}
+    groups = _groups(top, kinds, hosted_ifs)
     unit_of = {top[k]: u for u, g in enumerate(groups) for k in g}
     reach = list(range(len(groups)))    # the last unit using a value of each unit
     reasons = [""] * len(groups)
@@ -330,18 +311,21 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
             reason = ""
         units.append(Unit(ops, span, reason, merged=bool(why)))
         u = end + 1
-    return FunctionPlan(func, kinds, units, body)
+    plan = FunctionPlan(func, kinds, units, body)
+    plan.hosted_ifs = hosted_ifs
+    return plan
 
 
-def _groups(top: list[Operation], kinds: dict[Operation, str]) -> list[list[int]]:
+def _groups(top: list[Operation], kinds: dict[Operation, str], hosted_ifs=frozenset()) -> list[list[int]]:
     """The positions in ``top`` of the computing ops of each launch before merging: each loop nest
-    alone, each run of other computing ops (not broken by a launch, an alloc or a dealloc) together."""
+    and each if of ``hosted_ifs`` alone, each run of other computing ops (not broken by a launch, an
+    alloc or a dealloc) together."""
     groups: list[list[int]] = []
     run: list[int] | None = None
     for k, op in enumerate(top):
         kind = kinds[op]
         if kind == _COMPUTE:
-            if isinstance(op, LoopLikeOpInterface):
+            if isinstance(op, LoopLikeOpInterface) or op in hosted_ifs:
                 groups.append([k])
                 run = None
             else:
@@ -386,15 +370,16 @@ def scalars_to_demote(plan: FunctionPlan, is_host) -> dict[Value, list[Operation
     merges anyway; each with the users (not necessarily at the top level) that are in those later
     launches. Changes nothing."""
     top = list(plan.body.ops)
-    group_of = {top[k]: g for g, ks in enumerate(_groups(top, plan.kinds)) for k in ks}
-    ops_of = {g: top[ks[0]] for g, ks in enumerate(_groups(top, plan.kinds))}
+    groups = _groups(top, plan.kinds, plan.hosted_ifs)
+    group_of = {top[k]: g for g, ks in enumerate(groups) for k in ks}
+    ops_of = {g: top[ks[0]] for g, ks in enumerate(groups)}
     worth: dict[int, bool] = {}
 
     def worth_mapping(g: int) -> bool:
         if g not in worth:
             op = ops_of[g]
-            worth[g] = isinstance(op, LoopLikeOpInterface) and (
-                bool(band_and_blocker(op, is_host)[0]) or _worth_hosting(op, is_host))
+            worth[g] = op in plan.hosted_ifs or isinstance(op, LoopLikeOpInterface) and (
+                bool(band_and_blocker(op, is_host)[0]) or worth_hosting(op, is_host))
         return worth[g]
 
     def later_uses(r: Value, g: int) -> list[tuple[int, Operation]]:
@@ -445,7 +430,7 @@ def _demote_iter_args(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContex
     done = False
     for loop in [op for op in plan.body.ops if plan.kinds.get(op) == _COMPUTE]:
         if not demotable_iter_args(loop) or band_and_blocker(loop, is_host)[0] or \
-                not _worth_hosting(loop, is_host):
+                not worth_hosting(loop, is_host):
             continue
         names = ", ".join(value_name(a) for a in loop.body.args[1:])
         new = demote_iter_args(func, loop)
@@ -456,13 +441,25 @@ def _demote_iter_args(func: FuncOp, plan: FunctionPlan, is_host, ctx: PassContex
     return done
 
 
+def plan_demoting(func: FuncOp, body: Block, is_host, ctx: PassContext | None, pass_name: str = PASS
+                  ) -> FunctionPlan:
+    """The plan of ``body`` (:func:`plan_function`) after demoting to one-element buffers the
+    iter_args of its loops worth keeping on the host and the scalars whose passing as values would
+    merge a nest worth mapping into a 1x1x1 launch (:mod:`.demote_scalars`; decisions to ``ctx``).
+    The program computes exactly what it did."""
+    plan = plan_function(func, pass_name, body, is_host)
+    if _demote_iter_args(func, plan, is_host, ctx):
+        plan = plan_function(func, pass_name, body, is_host)
+    if _demote_scalars(func, plan, is_host, ctx):
+        plan = plan_function(func, pass_name, body, is_host)
+    return plan
+
+
 def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], ctx: PassContext | None,
                gpu: GPUTarget, outer: FunctionPlan | None = None) -> list[MappedNest]:
-    plan = plan_function(func, PASS, body, is_host)
-    if _demote_iter_args(func, plan, is_host, ctx):
-        plan = plan_function(func, PASS, body, is_host)
-    if _demote_scalars(func, plan, is_host, ctx):
-        plan = plan_function(func, PASS, body, is_host)
+    if body is not func.body:  # a loop kept on the host: its ifs of host conditions go into the loops they hold
+        sink_ifs(func, ctx, body, is_host)
+    plan = plan_demoting(func, body, is_host, ctx)
     plan.outer = outer
     host = HostPlan(body, is_host, outer.host if outer is not None else None)
     plan.host = host
@@ -483,13 +480,22 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
             ctx.refused(unit.ops[0], nest)
             continue
         if isinstance(nest, NestPlan) and not nest.band and \
-                _worth_hosting(unit.ops[0], host.is_host_value):
+                worth_hosting(unit.ops[0], host.is_host_value):
             loop = unit.ops[0]
             inner = host_value_checker(loop.body, host.is_host_value)
             if ctx is not None:
                 ctx.applied(loop, f"kept {value_name(loop.induction_var)} on the host, a loop of launches "
                                   f"({nest.why})")
             out += _map_block(func, loop.body, inner, block_sizes, ctx, gpu, plan)
+            continue
+        if unit.ops[0] in plan.hosted_ifs and not unit.merged:
+            op = unit.ops[0]
+            if ctx is not None:
+                ctx.applied(op, "kept the affine.if on the host, which runs the launches of the branch its condition "
+                                "picks (a branch holds a nest worth mapping)")
+            for block in branches(op):
+                out += _map_block(func, block, host_value_checker(block, host.is_host_value), block_sizes, ctx, gpu,
+                                  plan)
             continue
         inner_launch = next((x for op in unit.ops for x in op.walk() if isinstance(x, LaunchOp)), None)
         if inner_launch is not None:
@@ -517,36 +523,6 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
                 plan.rematerialize(x)
     plan.finish()
     return out
-
-
-def host_loop_candidate(op: Operation, is_host_value, demoting: bool = True) -> bool:
-    """Whether ``op`` may run on the host as a loop of launches, whatever its body computes: an
-    ``affine.for`` whose bounds are host values, without iter_args (with ``demoting``: or with
-    iter_args that :func:`.demote_scalars.demote_iter_args` can pass through memory), and no
-    allocation or deallocation directly in its body (a launch cannot free what another uses)."""
-    if not isinstance(op, AffineForOp) or \
-            not all(map(is_host_value, op.lower_bound_operands + op.upper_bound_operands)):
-        return False
-    if op.iter_args and not (demoting and demotable_iter_args(op)):
-        return False
-    return not any(isinstance(x, AllocOp) or frees_memory(x) for x in op.body.ops)
-
-
-def _worth_hosting(op: Operation, is_host_value) -> bool:
-    """Whether the nest ``op``, whose outermost loop is not parallel, should stay on the host as a
-    loop of launches: a :func:`host_loop_candidate` (iter_args demoted) whose body holds a nest
-    with a parallel loop to map (directly, or in a nest worth hosting itself) or a launch already
-    made (by gpu-map-reductions)."""
-    if not host_loop_candidate(op, is_host_value):
-        return False
-    inner = host_value_checker(op.body, is_host_value)
-    found = False
-    for x in op.body.ops:
-        found = found or isinstance(x, LaunchOp)  # (gpu-map-reductions' launches in a loop it left to host)
-        if isinstance(x, LoopLikeOpInterface) and not found:
-            band, _why, _dep = band_and_blocker(x, inner)
-            found = bool(band) or _worth_hosting(x, inner)
-    return found
 
 
 def _sequential_record(func: FuncOp, unit: Unit, nest: NestPlan | None, mapped: MappedNest) -> SequentialLaunch | None:

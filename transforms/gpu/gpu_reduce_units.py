@@ -35,7 +35,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget
 from ..errors import TransformError
 from ..loop_utils import value_name
 from ..pass_base import PassContext
-from .gpu_map import host_loop_candidate, plan_function
+from .gpu_map import host_loop_candidate, plan_demoting
 from .gpu_map_nest import HostPlan, band_and_blocker, frees_memory, host_value_checker
 from .gpu_reduce import map_rows
 from .gpu_reduce_plan import DEFAULT_BLOCK_SIZE, PASS, RowPlan, plan_row_reductions, thread_per_row_reason
@@ -153,7 +153,7 @@ def map_reductions_in_block(func: FuncOp, body: Block, is_host, host: HostPlan, 
     from .gpu_reduce_two_phase import map_unit
 
     try:
-        units = plan_function(func, PASS, body, is_host).units
+        units = plan_demoting(func, body, is_host, ctx, PASS).units
     except TransformError as e:
         if ctx is not None:
             ctx.note(body.parent_op, f"left for gpu-map: {e.reason}")

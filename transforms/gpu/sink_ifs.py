@@ -2,12 +2,16 @@
 wrap, so ``gpu-map`` sees the loops (issue 17).
 
 ``gpu-map`` makes one launch of each top-level nest and of each run of statements; an ``affine.if``
-is a statement, so a parallel loop inside one ran on one thread. For each ``affine.if`` without
-results at the top level of a function, or of the body of a loop the host may run (an
+is a statement, so a parallel loop inside one ran on one thread. For each ``affine.if`` at the top
+level of a function, or of the body of a loop the host may run (an
 ``affine.for`` without iter_args with host bounds, recursively), whose condition operands are host
 values there (index arguments, constants, such loops' IVs, affine.apply of them) and whose regions
 hold a loop, this pass
 
+0. passes its results, if any (integer or float scalars only), through one-element buffers
+   (:func:`.demote_scalars.demote_if_results`: a loop of at most one iteration that canonicalize
+   turned into an if keeps its iter_args as results);
+   and moves the host index values it computes (``affine.max`` of host values) before it;
 1. splits it: ``if c {A; B} else {C}`` -> ``if c {A}; if c {B}; if c {} else {C}``, where no value
    of ``A`` is used by ``B`` (the condition is a pure function of SSA values defined before the
    if: each part sees the same outcome);
@@ -29,12 +33,15 @@ from affine_ir import FuncOp, IntegerSet, Operation
 from affine_ir.core import Block
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
 from affine_ir.interfaces import LoopLikeOpInterface
+from affine_ir.traits import AffineMapValue, ConstantLike
 
 from ..loop_utils import value_name
 from ..pass_base import Pass, PassContext, register_pass
+from .demote_scalars import demote_if_results, is_demotable
 from .gpu_map_nest import host_value_checker
 
-__all__ = ["SinkIfs", "merge_nested_if", "sink_if_into_loop", "sink_ifs", "split_if"]
+__all__ = ["SinkIfs", "merge_nested_if", "nests_after_sinking", "sink_if_into_loop", "sink_ifs", "sinkable_if",
+           "split_if", "hoist_host_values"]
 
 PASS = "gpu-sink-ifs"
 
@@ -63,6 +70,22 @@ def _segments(ops: list[Operation]) -> list[list[Operation]]:
             out.append(ops[start: k + 1])
             start = k + 1
     return out
+
+
+def hoist_host_values(op: AffineIfOp, is_host) -> int:
+    """Move the host index values at the top of ``op``'s blocks (constants, ``AffineMapValue`` ops
+    such as ``affine.max`` of host values, ``is_host`` telling those outside) right before ``op``, in
+    order; returns how many moved. Such an op has no effect and cannot fail, so computing it when
+    the condition is false changes nothing (a loop of at most one iteration that canonicalize
+    made an if computes its IV so)."""
+    moved = 0
+    for block in (op.then_block, op.else_block):
+        for x in list(block.ops) if block is not None else []:
+            if x.has_trait(ConstantLike) or (x.has_trait(AffineMapValue) and all(map(is_host, x.operands))):
+                x.detach()
+                op.parent.insert_before(op, x)
+                moved += 1
+    return moved
 
 
 def split_if(op: AffineIfOp) -> list[AffineIfOp]:
@@ -148,20 +171,49 @@ def _holds_loop(op: Operation) -> bool:
 
 
 def _candidates(block: Block, is_host) -> list[AffineIfOp]:
-    return [op for op in block.ops if isinstance(op, AffineIfOp) and not op.results and _holds_loop(op)
-            and all(map(is_host, op.operands))]
+    return [op for op in block.ops if sinkable_if(op, is_host)]
 
 
-def sink_ifs(func: FuncOp, ctx: PassContext | None = None) -> int:
-    """Apply the pass to ``func`` (module docstring); returns how many ifs were split, merged or sunk."""
+def sinkable_if(op: Operation, is_host) -> bool:
+    """Whether this pass moves ``op`` (in a block it visits, whose host values ``is_host`` tells): an
+    ``affine.if`` of host operands holding a loop, its results (if any) integer or float scalars."""
+    return isinstance(op, AffineIfOp) and _holds_loop(op) and all(map(is_host, op.operands)) and \
+        all(is_demotable(r) for r in op.results)
+
+
+def nests_after_sinking(block: Block, is_host) -> list[Operation]:
+    """The loop-like ops of ``block`` and those in the ifs this pass would move (recursively through
+    nested ifs): the top-level nests ``gpu-map`` sees in ``block`` after the pass. Changes nothing."""
+    found: list[Operation] = []
+    for op in block.ops:
+        if isinstance(op, LoopLikeOpInterface):
+            found.append(op)
+        elif sinkable_if(op, is_host):
+            for b in (op.then_block, op.else_block):
+                found += nests_after_sinking(b, is_host) if b is not None else []
+    return found
+
+
+def sink_ifs(func: FuncOp, ctx: PassContext | None = None, block: Block | None = None, is_host=None) -> int:
+    """Apply the pass to ``func`` (module docstring), or only to ``block`` of it (the body of a loop
+    the host runs, whose host values ``is_host`` tells); returns how many ifs were demoted, split,
+    merged or sunk."""
     changed = 0
-    work: list[tuple[Block, object]] = [(func.body, host_value_checker(func.body))]
+    work: list[tuple[Block, object]] = [(block or func.body, is_host or host_value_checker(func.body))]
     while work:
         block, is_host = work.pop()
         for op in _candidates(block, is_host):
+            if op.results:
+                names = ", ".join(value_name(r) for r in op.results)
+                op = demote_if_results(func, op)
+                changed += 1
+                if ctx is not None:
+                    ctx.applied(op, f"demoted the results ({names}) of the affine.if to one-element buffers: "
+                                    f"without them it can be split and sunk into the loops it holds")
             pending = [op]
             while pending:
                 x = pending.pop()
+                changed += bool(hoist_host_values(x, is_host))
                 parts = split_if(x)
                 if len(parts) > 1:
                     changed += 1
