@@ -283,7 +283,11 @@ func.func @nvgpu(%g: memref<64x64xf16>, %sm: memref<64x64xf16, #gpu.address_spac
   %e = gpu.subgroup_mma_elementwise addf %m, %m : (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">) -> !gpu.mma_matrix<16x16xf16, "COp">
   %x = gpu.subgroup_mma_elementwise extf %e : (!gpu.mma_matrix<16x16xf16, "COp">) -> !gpu.mma_matrix<16x16xf32, "COp">
   %r = gpu.subgroup_mma_elementwise negates %mi : (!gpu.mma_matrix<16x16xi32, "COp">) -> !gpu.mma_matrix<16x16xi32, "COp">
-  return %d2 : vector<2x2xf32>
+  %x10 = vector.extract %d2[1, 0] : f32 from vector<2x2xf32>
+  %row = vector.extract %d2[1] : vector<2xf32> from vector<2x2xf32>
+  %ins = vector.insert %x10, %d2 [0, 1] : f32 into vector<2x2xf32>
+  %ins2 = vector.insert %row, %ins [0] : vector<2xf32> into vector<2x2xf32>
+  return %ins2 : vector<2x2xf32>
 }
 """
 

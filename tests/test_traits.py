@@ -47,7 +47,7 @@ OLD_PURE_NAMES = {
     "affine.max", "gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim", "gpu.subgroup_mma_compute",
     "gpu.subgroup_mma_constant_matrix", "vector.reduction",
     # added after the traits (issue 18), pure as in MLIR:
-    "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync",
+    "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync", "vector.extract", "vector.insert",
 }
 OLD_PURE_BASES = (ElementwiseOp, ConversionOp)
 OLD_TERMINATORS = {"func.return", "affine.yield", "gpu.terminator"}
@@ -100,7 +100,7 @@ KNOWN_DIFFERENCES = {
     # Ops added after the traits (issue 18), never in the old tables: the element-wise op on warp
     # matrices and nvgpu.mma.sync are Pure as in MLIR; the other nvgpu ops declare their effects.
     "gpu.subgroup_mma_elementwise", "nvgpu.ldmatrix", "nvgpu.mma.sync", "nvgpu.device_async_copy",
-    "nvgpu.device_async_create_group", "nvgpu.device_async_wait",
+    "nvgpu.device_async_create_group", "nvgpu.device_async_wait", "vector.extract", "vector.insert",
 }
 
 SNIPPET = """\
