@@ -66,12 +66,22 @@ def uniform(op: str, lanes: list, what: str):
     """The one value all lanes give for ``what`` (``op`` names the op in the error)."""
     first = lanes[0]
     for k, x in enumerate(lanes):
-        if x is first:
-            continue
-        same = np.array_equal(x, first) if isinstance(x, np.ndarray) else x == first
-        if not same:
+        if not _same(x, first):
             raise Trap(f"lanes 0 and {k} of the warp give different {what}: a subgroup op takes one value per warp")
     return first
+
+
+def _same(x, y) -> bool:
+    """Equal operands: the same buffer, equal bits of arrays, equal numbers; tuples element-wise."""
+    if x is y:
+        return True
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(map(_same, x, y))
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return x.shape == y.shape and x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    if isinstance(x, Buffer) or isinstance(y, Buffer):
+        return False
+    return x == y
 
 
 def _tile_offsets(buf: Buffer, idx: tuple, shape: tuple, lead: int, transpose: bool) -> np.ndarray:
