@@ -118,8 +118,8 @@ def _parse_keyword_attrs(p, attrs: dict, spec: dict) -> None:
 
 
 def _check_indices(op: Operation, m: Value, idx: Sequence[Value], what: str) -> None:
-    if not isinstance(m.type, MemRefType) or len(idx) != m.type.rank:
-        raise op.error(f"expects the {what} memref and one index per dimension")
+    if not isinstance(m.type, MemRefType) or len(idx) != m.type.rank or not idx:
+        raise op.error(f"expects the {what} memref (of rank 1 or more) and one index per dimension")
     if any(v.type != index for v in idx):
         raise op.error("indices must be of index type")
 
