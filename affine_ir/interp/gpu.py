@@ -13,6 +13,12 @@ block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thr
   the same barrier, or all the end, in each phase (CUDA leaves anything else undefined):
   otherwise an InterpretError names the barrier and the threads. Barriers may sit in loops
   and ``affine.if`` bodies as long as every thread of the block gets there.
+- Warp-collective ops (:class:`~affine_ir.traits.SubgroupCollective`: ``gpu.subgroup_mma_load_matrix/
+  store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync``) also make the body generators: a
+  thread yields at one with its operands; once all 32 lanes of its warp (lane = linear thread id in
+  the block % 32) are there the op runs once and each lane gets its result (see :mod:`.warp`). A
+  lane elsewhere (another op, a barrier, the end), or a warp of fewer than 32 threads, is an
+  InterpretError naming the op and the lanes.
 - ``memref.alloc`` in ``#gpu.address_space<workgroup>`` inside a launch (static shape) is
   one zero-filled buffer per block, shared by its threads (allocated when the block starts,
   wherever the op sits in the body, as CUDA hoists ``__shared__`` arrays);
