@@ -45,9 +45,9 @@ warp-collective (:class:`~affine_ir.traits.SubgroupCollective`): the 32 lanes of
 linear thread id in the block % 32) must all reach the same op; it then runs once with every lane's
 operands. ``mma.sync`` computes ``D = A * B + C``: f16/bf16 inputs are exact in f32 and TF32 inputs
 (f32 fragments) are first rounded to TF32 (10 mantissa bits, round to nearest with ties away from
-zero, as ``cvt.rna.tf32.f32``); each dot product is summed exactly (in f64, exact for these inputs
-short of overflow) and rounded once to the accumulator type (f32 or f16); s8 products sum exactly
-and wrap to i32. Hardware sums in an unspecified order and may round in between, so on a GPU a
+zero, as ``cvt.rna.tf32.f32``); the products are exact, each element's sum (with C) is computed
+exactly and rounded to f64 (``math.fsum``), then to the accumulator type (f32 or f16); s8 products
+sum exactly and wrap to i32. Hardware sums in an unspecified order and may round in between, so on a GPU a
 float result can differ from the interpreter's in the last bits; integer-valued data below 2**24
 (f32) / 2**11 (f16) agrees exactly.
 
