@@ -48,6 +48,7 @@ from .traits import (
     RecursiveMemoryEffects,
     ReturnLike,
     SameOperandsAndResultType,
+    SubgroupCollective,
     Synchronization,
     has_only_read_effects,
     is_memory_effect_free,
@@ -119,6 +120,7 @@ __all__ = [
     "AffineAccessInterface", "AffineReadOpInterface", "AffineScope", "AffineWriteOpInterface", "AlwaysSpeculatable",
     "Commutative", "ConstantLike", "EffectKind", "IsTerminator", "IsolatedFromAbove", "KernelScope",
     "LoopLikeOpInterface", "MemRefAccessInterface", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure",
-    "RecursiveMemoryEffects", "ReturnLike", "SameOperandsAndResultType", "Synchronization", "has_only_read_effects",
+    "RecursiveMemoryEffects", "ReturnLike", "SameOperandsAndResultType", "SubgroupCollective", "Synchronization",
+    "has_only_read_effects",
     "is_memory_effect_free", "is_trivially_dead", "read_values", "would_be_trivially_dead", "written_values",
 ]

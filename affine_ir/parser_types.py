@@ -34,6 +34,7 @@ from .types import (
     MMAMatrixType,
     Type,
     VectorType,
+    async_token,
     i1,
     i64,
     memref,
@@ -65,6 +66,9 @@ class TypeAttrParser(ParserBase):
                 return self._parse_shaped_type()
         if tok.kind == "bang" and tok.text == "!gpu.mma_matrix":
             return self._parse_mma_type()
+        if tok.kind == "bang" and tok.text == "!nvgpu.device.async.token":
+            self.next()
+            return async_token
         if tok.text == "(":
             return self.parse_function_type()
         raise self.error(f"expected type, found {_describe(tok)}")

@@ -52,7 +52,11 @@ min/max``, ``memref.dim``, gpu ids, ``gpu.subgroup_mma_compute/constant_matrix``
 on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``IsTerminator`` and
 ``NoMemoryEffect`` (``func.return``/``affine.yield`` also ``ReturnLike``); ``IsolatedFromAbove`` and
 ``AffineScope``: ``func.func``, ``builtin.module``; ``gpu.launch``: ``AffineScope``, ``KernelScope``;
-``gpu.barrier``: ``Synchronization``; ``Arithmetic``: the arith and math elementwise ops, comparisons,
+``gpu.barrier``: ``Synchronization``; ``SubgroupCollective``: ``gpu.subgroup_mma_load_matrix/
+store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync`` (``gpu.subgroup_mma_elementwise`` and
+``nvgpu.mma.sync`` are also ``Pure``; ``nvgpu.device_async_copy`` READs its source and WRITEs its
+destination; ``nvgpu.device_async_create_group/wait`` have unknown effects: nothing moves across them);
+``Arithmetic``: the arith and math elementwise ops, comparisons,
 ``arith.select`` and casts; ``ExactFold``: every arith op but ``arith.constant``, and ``math.absf/floor/
 ceil/sqrt/fma``; ``Involution``: ``arith.negf``. Effects: loads READ and stores WRITE their memref (affine,
 memref, ``gpu.subgroup_mma_load/store_matrix``), ``memref.alloc/alloca`` ALLOCATE their result,
@@ -79,7 +83,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AffineScope", "AlwaysSpeculatable", "Arithmetic", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
-    "ReturnLike", "SameOperandsAndResultType", "Synchronization", "AffineMapValue", "ExactFold", "Involution",
+    "ReturnLike", "SameOperandsAndResultType", "SubgroupCollective", "Synchronization", "AffineMapValue", "ExactFold",
+    "Involution",
     "LEGACY_FLAGS", "TraitFlag",
     "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free", "only_allocates_results", "only_frees_memory",
@@ -169,6 +174,14 @@ class Involution(OpTrait):
 
 class Synchronization(OpTrait):
     """The op orders the memory accesses of threads (``gpu.barrier``): no access moves across it."""
+
+
+class SubgroupCollective(OpTrait):
+    """The 32 lanes of a warp execute the op together and may exchange data through it
+    (``gpu.subgroup_mma_load_matrix/store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync``):
+    every lane of the warp must reach it, so it may not be moved into control flow that only some
+    lanes take (hoisting it out of such control flow is fine). The interpreter runs it once per
+    warp with the operands of all 32 lanes."""
 
 
 class AffineMapValue(OpTrait):

@@ -133,6 +133,15 @@ class MMAMatrixType(Type):
 
 
 @dataclass(frozen=True, repr=False)
+class DeviceAsyncTokenType(Type):
+    """``!nvgpu.device.async.token``: names an asynchronous copy (``nvgpu.device_async_copy``) or a
+    group of them (``nvgpu.device_async_create_group``), so waits refer to what they wait for."""
+
+    def __str__(self) -> str:
+        return "!nvgpu.device.async.token"
+
+
+@dataclass(frozen=True, repr=False)
 class FunctionType(Type):
     """``(i32, f32) -> f32``: the type of a ``func.func``."""
 
@@ -168,6 +177,7 @@ f16 = _intern(FloatType("f16"))
 bf16 = _intern(FloatType("bf16"))
 f32 = _intern(FloatType("f32"))
 f64 = _intern(FloatType("f64"))
+async_token = _intern(DeviceAsyncTokenType())
 
 _SCALARS = {str(t): t for t in (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)}
 

@@ -264,6 +264,33 @@ module @m attributes {test.str = "a\\"b\\n", test.arr = [1 : i64, "x", @g], test
 }
 """
 
+NVGPU = """\
+func.func @nvgpu(%g: memref<64x64xf16>, %sm: memref<64x64xf16, #gpu.address_space<workgroup>>, %s8: memref<32x32xi8, 3>, %sf: memref<16x16xf32, 3>, %gf: memref<16x16xf32>, %i: index, %j: index, %n: index, %c: vector<2x2xf32>, %ci: vector<2x2xi32>, %m: !gpu.mma_matrix<16x16xf16, "COp">, %mi: !gpu.mma_matrix<16x16xi32, "COp">) -> vector<2x2xf32> {
+  %t0 = nvgpu.device_async_copy %g[%i, %j], %sm[%i, %j], 8 bypassL1 : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  %t1 = nvgpu.device_async_copy %gf[%i, %j], %sf[%j, %i], 2, %n : memref<16x16xf32> to memref<16x16xf32, 3>
+  %grp = nvgpu.device_async_create_group %t0, %t1
+  nvgpu.device_async_wait %grp numGroups = 1
+  nvgpu.device_async_wait %grp
+  %a = nvgpu.ldmatrix %sm[%i, %j] numTiles = 4 transpose = false : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+  %b = nvgpu.ldmatrix %sm[%j, %i] numTiles = 2 transpose = true : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+  %d = nvgpu.mma.sync(%a, %b, %c) mmaShape = [16, 8, 16] : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+  %af = nvgpu.ldmatrix %sf[%i, %j] numTiles = 4 transpose = false : memref<16x16xf32, 3> -> vector<4x1xf32>
+  %bf = nvgpu.ldmatrix %sf[%j, %i] numTiles = 2 transpose = false : memref<16x16xf32, 3> -> vector<2x1xf32>
+  %d2 = nvgpu.mma.sync(%af, %bf, %d) mmaShape = [16, 8, 8] tf32Enabled : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+  %ai = nvgpu.ldmatrix %s8[%i, %j] numTiles = 4 transpose = false : memref<32x32xi8, 3> -> vector<4x4xi8>
+  %bi = nvgpu.ldmatrix %s8[%j, %i] numTiles = 2 transpose = false : memref<32x32xi8, 3> -> vector<2x4xi8>
+  %di = nvgpu.mma.sync(%ai, %bi, %ci) mmaShape = [16, 8, 32] : (vector<4x4xi8>, vector<2x4xi8>, vector<2x2xi32>) -> vector<2x2xi32>
+  %e = gpu.subgroup_mma_elementwise addf %m, %m : (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">) -> !gpu.mma_matrix<16x16xf16, "COp">
+  %x = gpu.subgroup_mma_elementwise extf %e : (!gpu.mma_matrix<16x16xf16, "COp">) -> !gpu.mma_matrix<16x16xf32, "COp">
+  %r = gpu.subgroup_mma_elementwise negates %mi : (!gpu.mma_matrix<16x16xi32, "COp">) -> !gpu.mma_matrix<16x16xi32, "COp">
+  %x10 = vector.extract %d2[1, 0] : f32 from vector<2x2xf32>
+  %row = vector.extract %d2[1] : vector<2xf32> from vector<2x2xf32>
+  %ins = vector.insert %x10, %d2 [0, 1] : f32 into vector<2x2xf32>
+  %ins2 = vector.insert %row, %ins [0] : vector<2xf32> into vector<2x2xf32>
+  return %ins2 : vector<2x2xf32>
+}
+"""
+
 CORPUS = {
     "shift_and_mm": SHIFT_AND_MM,
     "arith": ARITH,
@@ -271,6 +298,7 @@ CORPUS = {
     "memref_math_vector_calls": MEMREF_MATH_VECTOR_CALLS,
     "affine": AFFINE,
     "gpu": GPU,
+    "nvgpu": NVGPU,
     "attributes": ATTRIBUTES,
 }
 IREE_OPT = shutil.which("iree-opt")

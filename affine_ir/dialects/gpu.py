@@ -14,9 +14,10 @@ from ..traits import (
     MemoryEffect,
     NoMemoryEffect,
     Pure,
+    SubgroupCollective,
     Synchronization,
 )
-from ..types import MemRefType, MMAMatrixType, Type, i1, i32, index
+from ..types import FloatType, IntegerType, MemRefType, MMAMatrixType, Type, i1, i32, index
 from ._simple import build_from_operands, set_regions
 
 DIMS = ("x", "y", "z")
@@ -225,6 +226,7 @@ class SubgroupMmaLoadMatrixOp(Operation):
     """
 
     name = "gpu.subgroup_mma_load_matrix"
+    traits = frozenset({SubgroupCollective})
 
     def __init__(self, memref: Value, indices: Sequence[Value], lead_dimension: int, result_type: MMAMatrixType,
                  location=None):
@@ -264,6 +266,7 @@ class SubgroupMmaStoreMatrixOp(Operation):
     """
 
     name = "gpu.subgroup_mma_store_matrix"
+    traits = frozenset({SubgroupCollective})
 
     def __init__(self, value: Value, memref: Value, indices: Sequence[Value], lead_dimension: int, location=None):
         super().__init__([value, memref, *indices], [], {"leadDimension": IntegerAttr(lead_dimension, index)},
@@ -328,7 +331,7 @@ class SubgroupMmaComputeOp(Operation):
     """``%d = gpu.subgroup_mma_compute %a, %b, %c : !gpu.mma_matrix<16x16xf16, "AOp">, ... -> !gpu.mma_matrix<...>``."""
 
     name = "gpu.subgroup_mma_compute"
-    traits = frozenset({Pure})
+    traits = frozenset({Pure, SubgroupCollective})
 
     def __init__(self, a: Value, b: Value, c: Value, location=None):
         super().__init__([a, b, c], [c.type], location=location)
@@ -366,6 +369,17 @@ class SubgroupMmaComputeOp(Operation):
         k2, n = b.shape
         if k != k2 or c.shape != (m, n):
             raise self.error(f"shapes do not compose: {a.shape} x {b.shape} -> {c.shape}")
+        if a.element_type != b.element_type:
+            raise self.error(f"A and B must have one element type, got {a.element_type} and {b.element_type}")
+        accumulators = MMA_ACCUMULATORS.get(str(a.element_type), ())
+        if str(c.element_type) not in accumulators:
+            raise self.error(f"no matrix-unit product of {a.element_type} inputs accumulates in {c.element_type} "
+                             f"(supported: {', '.join(accumulators) or 'none'})")
+
+
+#: Input element type -> the accumulator types a matrix-unit product of it has (PTX ``mma``/``wmma``;
+#: f32 inputs are rounded to TF32).
+MMA_ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "f32": ("f32",), "i8": ("i32",)}
 
 
 class SubgroupMmaConstantMatrixOp(Operation):
@@ -400,7 +414,85 @@ def _verify_mma_memref(op: Operation, m: Value, idx, mt) -> None:
         raise op.error("expects a memref and one index per dimension")
     if not isinstance(mt, MMAMatrixType):
         raise op.error("expects an !gpu.mma_matrix value")
+    if m.type.element_type != mt.element_type:
+        raise op.error(f"the memref's element type {m.type.element_type} must be the matrix's {mt.element_type}")
     if any(v.type != index for v in idx):
         raise op.error("indices must be of index type")
     if not isinstance(op.attributes.get("leadDimension"), IntegerAttr):
         raise op.error("needs an integer 'leadDimension' attribute")
+
+
+#: ``gpu.subgroup_mma_elementwise`` kinds (MLIR's ``MMAElementwiseOp``): name -> (arity, element kind).
+MMA_ELEMENTWISE_KINDS = {
+    "addf": (2, "float"), "mulf": (2, "float"), "subf": (2, "float"), "maxf": (2, "float"), "minf": (2, "float"),
+    "divf": (2, "float"), "addi": (2, "int"), "muli": (2, "int"), "subi": (2, "int"), "divs": (2, "int"),
+    "divu": (2, "int"), "negatef": (1, "float"), "negates": (1, "int"), "extf": (1, "float"), "truncf": (1, "float"),
+}
+
+
+class SubgroupMmaElementwiseOp(Operation):
+    """An element-wise op on whole warp-level matrices (MLIR syntax)::
+
+        %r = gpu.subgroup_mma_elementwise addf %a, %b : (!gpu.mma_matrix<16x16xf16, "COp">,
+                 !gpu.mma_matrix<16x16xf16, "COp">) -> !gpu.mma_matrix<16x16xf16, "COp">
+
+    Kinds (:data:`MMA_ELEMENTWISE_KINDS`): ``addf mulf subf maxf minf divf`` and ``addi muli subi divs
+    divu`` on two matrices; ``negatef negates extf truncf`` on one. Each element is computed as the
+    arith op of that name computes a scalar (``maxf``/``minf`` as ``arith.maximumf``/``minimumf``,
+    ``divs``/``divu`` as ``arith.divsi``/``divui``, ``negates`` as ``0 - x``). The result has the
+    operands' type, except ``extf``/``truncf`` (another float element type, same shape and use).
+    """
+
+    name = "gpu.subgroup_mma_elementwise"
+    traits = frozenset({Pure})
+
+    def __init__(self, kind: str, operands: Sequence[Value], result_type: Type, location=None):
+        super().__init__(list(operands), [result_type], {"opType": kind}, location=location)
+
+    @property
+    def kind(self) -> str:
+        return self.attributes["opType"]
+
+    def print_(self, p) -> None:
+        types = ", ".join(str(v.type) for v in self.operands)
+        p.write(f"gpu.subgroup_mma_elementwise {self.kind} {p.values(self.operands)}"
+                f"{p.attr_dict(self, ('opType',))} : ({types}) -> {self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        kloc = p.loc()
+        kind = p.parse_keyword(None, "an element-wise kind")
+        if kind not in MMA_ELEMENTWISE_KINDS:
+            raise p.error(f"unknown element-wise kind '{kind}' (one of {', '.join(MMA_ELEMENTWISE_KINDS)})", kloc)
+        vals = p.parse_operands()
+        attrs = p.parse_optional_attr_dict()
+        tloc = p.loc()
+        p.expect(":")
+        p.expect("(")
+        p.check_types(vals, p.parse_comma_list(p.parse_type, ")"), tloc)
+        p.expect("->")
+        op = cls(kind, vals, p.parse_type(), location=loc)
+        return p.add_attributes(op, attrs)
+
+    def verify_(self) -> None:
+        kind = self.kind
+        if kind not in MMA_ELEMENTWISE_KINDS:
+            raise self.error(f"unknown element-wise kind {kind!r}")
+        arity, el_kind = MMA_ELEMENTWISE_KINDS[kind]
+        if len(self.operands) != arity:
+            raise self.error(f"'{kind}' takes {arity} operand{'s' if arity > 1 else ''}, got {len(self.operands)}")
+        t, rt = self.operands[0].type, self.result.type
+        if not isinstance(t, MMAMatrixType) or any(v.type != t for v in self.operands) or \
+                not isinstance(rt, MMAMatrixType):
+            raise self.error("operands and result must be !gpu.mma_matrix values, the operands of one type")
+        wanted = FloatType if el_kind == "float" else IntegerType
+        if not isinstance(t.element_type, wanted):
+            raise self.error(f"'{kind}' expects {el_kind} elements, got {t.element_type}")
+        if kind in ("extf", "truncf"):
+            wider = kind == "extf"
+            ok = isinstance(rt.element_type, FloatType) and (rt.shape, rt.operand) == (t.shape, t.operand) and \
+                (rt.element_type.width > t.element_type.width) == wider and rt.element_type != t.element_type
+            if not ok:
+                raise self.error(f"'{kind}' must {'widen' if wider else 'narrow'} the element type of {t}, got {rt}")
+        elif rt != t:
+            raise self.error(f"result type {rt} must be the operands' type {t}")

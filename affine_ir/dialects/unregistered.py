@@ -16,7 +16,7 @@ from ..errors import Location
 from ..types import Type
 
 # Dialects this IR models: an op name in one of them must be one of its registered ops.
-KNOWN_DIALECTS = ("affine", "arith", "builtin", "func", "gpu", "math", "memref", "vector")
+KNOWN_DIALECTS = ("affine", "arith", "builtin", "func", "gpu", "math", "memref", "nvgpu", "vector")
 
 
 def dialect_of(op_name: str) -> str:

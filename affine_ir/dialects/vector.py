@@ -1,10 +1,12 @@
-"""The ``vector`` dialect subset: broadcast a scalar, reduce a vector."""
+"""The ``vector`` dialect subset: broadcast a scalar, reduce a vector, extract and insert elements at
+static positions (the lanes of matrix-unit fragments)."""
 
 from __future__ import annotations
 
 from ..core import Operation, Value
+from ..errors import VerifyError
 from ..traits import Pure
-from ..types import VectorType
+from ..types import VectorType, vector
 from ._simple import ConversionOp
 
 VECTOR_REDUCTIONS = ("add", "mul", "maximumf", "minimumf", "maxsi", "minsi", "and", "or", "xor")
@@ -62,3 +64,101 @@ class ReductionOp(Operation):
             raise self.error("reduces a vector into its element type")
         if self.kind not in VECTOR_REDUCTIONS:
             raise self.error(f"unknown reduction kind {self.kind!r}")
+
+
+def _parse_position(p) -> tuple[int, ...]:
+    """``[1, 0]``: static positions (non-negative integers)."""
+    p.expect("[")
+    loc = p.loc()
+    pos = tuple(p.parse_comma_list(lambda: p.parse_integer("a static position"), "]"))
+    if any(k < 0 for k in pos):
+        raise p.error("positions must be non-negative", loc)
+    return pos
+
+
+def _check_position(op: Operation, vt, pos: tuple, part) -> None:
+    """``vt[pos]`` is in bounds and has the type ``part`` (a scalar or the vector of the rest)."""
+    if not isinstance(vt, VectorType) or not 0 < len(pos) <= vt.rank:
+        raise op.error(f"needs a vector and 1 to {getattr(vt, 'rank', 0)} positions")
+    if any(k >= n for k, n in zip(pos, vt.shape)):
+        raise op.error(f"position {list(pos)} is out of bounds for {vt}")
+    want = vt.element_type if len(pos) == vt.rank else vector(vt.shape[len(pos):], vt.element_type)
+    if part != want:
+        raise op.error(f"position {list(pos)} of {vt} is a {want}, not {part}")
+
+
+class ExtractOp(Operation):
+    """``%e = vector.extract %v[1, 0] : f32 from vector<2x2xf32>`` (static positions; fewer positions
+    than the rank give a vector)."""
+
+    name = "vector.extract"
+    traits = frozenset({Pure})
+
+    def __init__(self, value: Value, position, result_type, location=None, name_hint=None):
+        super().__init__([value], [result_type], {"static_position": tuple(position)}, location=location,
+                         result_names=[name_hint])
+
+    @property
+    def position(self) -> tuple[int, ...]:
+        return self.attributes["static_position"]
+
+    def print_(self, p) -> None:
+        p.write(f"vector.extract {p.value(self.operands[0])}[{', '.join(map(str, self.position))}]"
+                f"{p.attr_dict(self, ('static_position',))} : {self.result.type} from {self.operands[0].type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        v = p.parse_operand()
+        pos = _parse_position(p)
+        attrs, rt, tloc = p.parse_attrs_and_type()
+        p.expect("from")
+        p.check_type(v, p.parse_type(), tloc)
+        op = cls(v, pos, rt, location=loc)
+        try:
+            _check_position(op, v.type, pos, rt)
+        except VerifyError as e:
+            raise p.error(e.message, tloc) from None
+        return p.add_attributes(op, attrs)
+
+    def verify_(self) -> None:
+        _check_position(self, self.operands[0].type, self.position, self.result.type)
+
+
+class InsertOp(Operation):
+    """``%r = vector.insert %x, %v [0, 1] : f32 into vector<2x2xf32>``: ``%v`` with the element (or the
+    sub-vector) at the static position replaced by ``%x``."""
+
+    name = "vector.insert"
+    traits = frozenset({Pure})
+
+    def __init__(self, value: Value, dest: Value, position, location=None, name_hint=None):
+        super().__init__([value, dest], [dest.type], {"static_position": tuple(position)}, location=location,
+                         result_names=[name_hint])
+
+    @property
+    def position(self) -> tuple[int, ...]:
+        return self.attributes["static_position"]
+
+    def print_(self, p) -> None:
+        x, v = self.operands
+        p.write(f"vector.insert {p.value(x)}, {p.value(v)} [{', '.join(map(str, self.position))}]"
+                f"{p.attr_dict(self, ('static_position',))} : {x.type} into {v.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        x = p.parse_operand()
+        p.expect(",")
+        v = p.parse_operand()
+        pos = _parse_position(p)
+        attrs, xt, tloc = p.parse_attrs_and_type(x)
+        p.expect("into")
+        p.check_type(v, p.parse_type(), tloc)
+        op = cls(x, v, pos, location=loc)
+        try:
+            _check_position(op, v.type, pos, xt)
+        except VerifyError as e:
+            raise p.error(e.message, tloc) from None
+        return p.add_attributes(op, attrs)
+
+    def verify_(self) -> None:
+        _check_position(self, self.operands[1].type, self.position, self.operands[0].type)

@@ -15,6 +15,7 @@ from ..errors import InterpretError
 from ..types import Type
 from . import gpu as G
 from . import memory as M
+from . import mma as W
 from . import semantics as S
 from .translate import ModuleTranslator, OpInfo
 
@@ -41,7 +42,8 @@ class CompiledModule:
         translator = ModuleTranslator(funcs)
         self.source, infos = translator.translate()
         namespace = {
-            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_G": G, "_INF": math.inf, "_NAN": math.nan,
+            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_G": G, "_W": W, "_INF": math.inf,
+            "_NAN": math.nan,
             "_scratch": S.new_scratch32, "_OOB": S.OutOfBounds, "_Unsupported": S.Unsupported,
             "__affine_ir_lines__": infos,
         }

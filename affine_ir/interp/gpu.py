@@ -13,6 +13,12 @@ block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thr
   the same barrier, or all the end, in each phase (CUDA leaves anything else undefined):
   otherwise an InterpretError names the barrier and the threads. Barriers may sit in loops
   and ``affine.if`` bodies as long as every thread of the block gets there.
+- Warp-collective ops (:class:`~affine_ir.traits.SubgroupCollective`: ``gpu.subgroup_mma_load_matrix/
+  store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync``) also make the body generators: a
+  thread yields at one with its operands; once all 32 lanes of its warp (lane = linear thread id in
+  the block % 32) are there the op runs once and each lane gets its result (see :mod:`.warp`). A
+  lane elsewhere (another op, a barrier, the end), or a warp of fewer than 32 threads, is an
+  InterpretError naming the op and the lanes.
 - ``memref.alloc`` in ``#gpu.address_space<workgroup>`` inside a launch (static shape) is
   one zero-filled buffer per block, shared by its threads (allocated when the block starts,
   wherever the op sits in the body, as CUDA hoists ``__shared__`` arrays);
@@ -36,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..core import Operation
+from ..traits import SubgroupCollective
 from ..types import WORKGROUP, MemRefType
 from .semantics import Trap, scalar_info
 
@@ -85,18 +92,79 @@ def check_launch(gx: int, gy: int, gz: int, sx: int, sy: int, sz: int) -> None:
         raise Trap(f"grid size {grid} exceeds CUDA's limits (x < 2**31, y and z < 65536)")
 
 
-def run_block(threads: list, block: tuple, sizes: tuple, barriers: tuple) -> None:
-    """Run the generators ``threads`` (one per thread of ``block``, x fastest over ``sizes``
-    (sx, sy, sz)) in phases separated by barriers; ``barriers[k]`` describes barrier ``k``."""
+_END = (-1, None)  # the mark of a thread that reached the end of the body
+WARP = 32
+
+
+def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
+    """Run the generators ``threads`` (one per thread of ``block``, in schedule order over ``sizes``
+    (sx, sy, sz)). A thread yields ``(k, operands)`` at ``syncs[k]``: a barrier (its description) or
+    a warp-collective op (a ``Collective``, run once all 32 lanes of the warp are there, each lane
+    sent its result). Threads run until every one waits at a barrier (all at the same one: the next
+    phase starts) or has ended."""
+    n = len(threads)
+    linear = [n - 1 - i if _REVERSED[0] else i for i in range(n)]
+    warps: dict[int, list[int]] = {}
+    for i in range(n):
+        warps.setdefault(linear[i] // WARP, []).append(i)
+    marks: list = [None] * n
+    sent: list = [None] * n
+    runnable = list(range(n))
     while True:
-        marks = [next(t, None) for t in threads]
+        for i in runnable:
+            try:
+                marks[i] = threads[i].send(sent[i])
+            except StopIteration:
+                marks[i] = _END
+            sent[i] = None
+        runnable = []
+        for pos in warps.values():
+            waiting = [i for i in pos if marks[i] is not _END and not isinstance(syncs[marks[i][0]], str)]
+            if waiting:
+                runnable += _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, syncs)
+        if runnable:
+            runnable.sort()
+            continue
         first = marks[0]
         for k, m in enumerate(marks):
-            if m != first:
+            if m[0] != first[0]:
                 raise Trap(f"threads of block {block} diverge at a barrier: thread {_coords(0, sizes)} "
-                           f"{_reached(first, barriers)} but thread {_coords(k, sizes)} {_reached(m, barriers)}")
-        if first is None:
+                           f"{_reached(first[0], syncs)} but thread {_coords(k, sizes)} {_reached(m[0], syncs)}")
+        if first is _END:
             return
+        runnable = list(range(n))
+
+
+def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, syncs) -> list[int]:
+    """Run the collective op the lanes ``waiting`` of one warp (threads ``pos``) wait at; the lanes
+    run; a Trap (thrown into a waiting lane, so it names the op) when not all 32 lanes are there."""
+    k = marks[waiting[0]][0]
+    lanes = sorted(pos, key=lambda i: linear[i] % WARP)
+    op = syncs[k]
+    if len(lanes) != WARP:
+        _throw(threads[waiting[0]], Trap(f"{op} needs the 32 lanes of a warp, but warp {linear[lanes[0]] // WARP} of "
+                                         f"block {block} has {len(lanes)} threads"))
+    others = [i for i in lanes if marks[i][0] != k]
+    if others:
+        j = others[0]
+        _throw(threads[waiting[0]], Trap(
+            f"the lanes of warp {linear[j] // WARP} of block {block} diverge at a warp-collective op: lane "
+            f"{linear[waiting[0]] % WARP} (thread {_coords(waiting[0], sizes)}) is at {op} but lane "
+            f"{linear[j] % WARP} (thread {_coords(j, sizes)}) {_reached(marks[j][0], syncs)}"))
+    try:
+        results = op.run([marks[i][1] for i in lanes])
+    except Trap as e:
+        _throw(threads[lanes[0]], e)
+    for i, r in zip(lanes, results):
+        sent[i] = r
+        marks[i] = None
+    return lanes
+
+
+def _throw(thread, exc: Exception) -> None:
+    """Raise ``exc`` where ``thread`` waits (so the error names the op it waits at)."""
+    thread.throw(exc)
+    raise exc  # not reached: the generated code does not catch it
 
 
 def _coords(k: int, sizes: tuple) -> tuple:
@@ -106,8 +174,8 @@ def _coords(k: int, sizes: tuple) -> tuple:
     return (k % sx, k // sx % sy, k // (sx * sy))
 
 
-def _reached(mark, barriers: tuple) -> str:
-    return "reached the end of the body" if mark is None else f"waits at {barriers[mark]}"
+def _reached(k: int, syncs: tuple) -> str:
+    return "reached the end of the body" if k < 0 else f"waits at {syncs[k]}"
 
 
 # ----------------------------------------------------------------------------------------
@@ -121,7 +189,10 @@ class LaunchContext:
 
     names: list[list[str]]                 # block ids, thread ids, grid sizes, block sizes (x, y, z each)
     shared: dict[int, str] = field(default_factory=dict)  # id(alloc op) -> local of the block's buffer
-    barriers: dict[int, int] | None = None  # id(barrier op) -> its number, when the body runs as generators
+    barriers: dict[int, int] | None = None  # id(barrier or collective op) -> its number, when the body runs as
+    # generators
+    collectives: dict[int, object] = field(default_factory=dict)  # number -> the warp.Collective of that op
+    async_copies: str | None = None  # the local of the thread's mma.AsyncCopies
 
 
 def is_workgroup_alloc(op: Operation) -> bool:
@@ -155,9 +226,11 @@ def _launch(tr, op) -> None:
                 return
             ctx.shared[id(inner)] = tr.fresh(tr.ir_name(inner.results[0]).lstrip("%"), "wg_")
             allocs.append(inner)
-    barriers = [b for b in op.body.walk() if b.name == "gpu.barrier"]
+    barriers = [b for b in op.body.walk() if b.name == "gpu.barrier" or b.has_trait(SubgroupCollective)]
     if barriers:
         ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
+    if any(inner.name == "nvgpu.device_async_copy" for inner in op.body.walk()):
+        ctx.async_copies = tr.fresh("", "_async")
     (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = names
     tr.emit(f"_G.check_launch({gx}, {gy}, {gz}, {sx}, {sy}, {sz})")
     tr.gpu = ctx
@@ -168,7 +241,7 @@ def _launch(tr, op) -> None:
             tr.emit(f"def {kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}):")
             tr.indent += 1
             tr.emit("if 0: yield  # a generator even if no barrier is reached")
-            tr.block(op.body)
+            _thread_body(tr, op, ctx)
             tr.indent -= 1
             tr.cur = tr.op_info(op)
         tr.emit(f"for {bz}, {by}, {bx} in _G.ids({gz}, {gy}, {gx}):")
@@ -178,20 +251,30 @@ def _launch(tr, op) -> None:
             info = scalar_info(t.element_type)
             tr.emit(f"{name} = _M.alloc({tr.glob(info, f'I_{info.name}')}, {tuple(t.shape)!r})")
         if barriers:
-            desc = tr.glob(tuple("'gpu.barrier'" + (f" at {b.location}" if b.location else "") for b in barriers),
-                           "BARRIERS")
+            desc = tr.glob(tuple(ctx.collectives.get(k, "'gpu.barrier'" + (f" at {b.location}" if b.location else ""))
+                                 for k, b in enumerate(barriers)), "BARRIERS")
             threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
                       f"_G.ids({sz}, {sy}, {sx})]"
             tr.emit(f"_G.run_block({threads}, ({bx}, {by}, {bz}), ({sx}, {sy}, {sz}), {desc})")
         else:
             tr.emit(f"for {tz}, {ty}, {tx} in _G.ids({sz}, {sy}, {sx}):")
             tr.indent += 1
-            tr.block(op.body)
+            _thread_body(tr, op, ctx)
             tr.indent -= 1
             tr.cur = tr.op_info(op)
         tr.indent -= 1
     finally:
         tr.gpu = None
+
+
+def _thread_body(tr, op, ctx: LaunchContext) -> None:
+    """The launch body for one thread (with its asynchronous-copy state, completed at its end)."""
+    if ctx.async_copies is not None:
+        tr.emit(f"{ctx.async_copies} = _W.AsyncCopies()")
+    tr.block(op.body)
+    if ctx.async_copies is not None:
+        tr.cur = tr.op_info(op)
+        tr.emit(f"{ctx.async_copies}.finish()")
 
 
 def _id(tr, op) -> None:
@@ -213,7 +296,7 @@ def _barrier(tr, op) -> None:
     if tr.gpu is None or tr.gpu.barriers is None:
         tr.unsupported(op, "outside a gpu.launch")
         return
-    tr.emit(f"yield {tr.gpu.barriers[id(op)]}")
+    tr.emit(f"yield ({tr.gpu.barriers[id(op)]}, None)")
 
 
 def _terminator(tr, op) -> None:

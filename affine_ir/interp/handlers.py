@@ -11,7 +11,7 @@ from ..affine_map import AffineMap
 from ..attributes import DenseAttr
 from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
 from ..types import MemRefType, VectorType, element_type_of
-from . import gpu
+from . import gpu, warp
 from . import semantics as S
 from .memory import from_list
 from .ops import TEMPLATES, int_literal, reduction_identity
@@ -269,6 +269,20 @@ def _reduction(tr: FunctionTranslator, op) -> None:
     tr.assign(op.results[0], f"_M.vreduce({op.kind!r}, {tr.val(op.operands[0])}, {ginfo})")
 
 
+def _extract(tr: FunctionTranslator, op) -> None:
+    pos = tuple(op.position)
+    v = tr.val(op.operands[0])
+    if isinstance(op.results[0].type, VectorType):
+        tr.assign(op.results[0], f"{v}[{pos!r}].copy()")
+    else:
+        tr.assign(op.results[0], f"_M.to_list({v}[{pos!r}])[0]")
+
+
+def _insert(tr: FunctionTranslator, op) -> None:
+    x, v = (tr.val(w) for w in op.operands)
+    tr.assign(op.results[0], f"_M.vinsert({v}, {tuple(op.position)!r}, {x})")
+
+
 HANDLERS = {
     "arith.constant": _constant,
     "affine.for": _for,
@@ -292,5 +306,8 @@ HANDLERS = {
     "func.return": _return,
     "vector.broadcast": _broadcast,
     "vector.reduction": _reduction,
+    "vector.extract": _extract,
+    "vector.insert": _insert,
     **gpu.HANDLERS,
+    **warp.HANDLERS,
 }

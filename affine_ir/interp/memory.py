@@ -99,6 +99,13 @@ def vbroadcast(x, dtype: np.dtype, shape: tuple) -> np.ndarray:
     return from_list([x] * math.prod(shape), dtype, shape)
 
 
+def vinsert(vec: np.ndarray, pos: tuple, x) -> np.ndarray:
+    """``vector.insert``: a copy of ``vec`` with the element (or sub-vector) at ``pos`` set to ``x``."""
+    out = vec.copy()
+    out[pos] = x
+    return out
+
+
 def vselect(cond, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if isinstance(cond, np.ndarray):
         return np.where(cond, a, b)

@@ -11,8 +11,12 @@ top), ``memref.alloca`` (a zero-filled local array), ``gpu.barrier`` (``__syncth
 ``gpu.thread_id/block_id/block_dim/grid_dim``, every ``arith`` op and the ``math`` ops, and on
 1-D vectors ``affine.vector_load/vector_store``, ``vector.broadcast/reduction`` and element-wise
 ``arith``/``math`` (see :mod:`.vector`: a struct per vector type, 16-byte accesses when provably
-aligned). Anything else (an unmapped loop nest on the host, n-D vectors, ``affine.parallel`` inside
-a kernel, warp-level MMA, shuffles) raises :class:`EmitError` naming the op and its location.
+aligned); matrix units and asynchronous copies (see :mod:`.mma`): ``nvgpu.ldmatrix``,
+``nvgpu.mma.sync``, ``nvgpu.device_async_copy/create_group/wait`` as inline PTX on 2-D fragment
+vectors (with ``vector.extract/insert`` of one element), and the ``gpu.subgroup_mma_*`` ops through
+the WMMA API (``<mma.h>``, m16n16k16). Anything else (an unmapped loop nest on the host, other n-D
+vector ops, ``affine.parallel`` inside a kernel, shuffles) raises :class:`EmitError` naming the op
+and its location.
 
 Kernel ABI (:class:`KernelSpec`)
 --------------------------------

@@ -122,6 +122,9 @@ def helper_key(name: str, ctype: str | None = None) -> str:
 
 def helper_source(keys: set[str]) -> str:
     """The source of the helpers ``keys``, in a fixed order; keys that are struct declarations
-    (the vector types of :mod:`.vector`) are their own source and come first."""
+    (the vector types of :mod:`.vector`) or whole device functions (the PTX wrappers of :mod:`.mma`)
+    are their own source and come first, structs before functions."""
     structs = sorted(k for k in keys if k.startswith("struct "))
-    return "\n".join([*structs, *(HELPERS[k] for k in sorted(set(keys) - set(structs), key=ORDER.__getitem__))])
+    functions = sorted(k for k in keys if k.startswith(DEVICE))
+    rest = sorted(set(keys) - set(structs) - set(functions), key=ORDER.__getitem__)
+    return "\n".join([*structs, *functions, *(HELPERS[k] for k in rest)])

@@ -10,7 +10,7 @@ from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.names import unique_name
-from affine_ir.traits import IsTerminator
+from affine_ir.traits import EffectKind, IsTerminator
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
 
 from .errors import EmitError
@@ -18,6 +18,7 @@ from .helpers import INCLUDES, helper_source
 from .host import HostRole, host_body_ops, host_role, launches_of
 from .kernel import KernelPrinter, MemInfo, Options, is_global
 from .lines import helpers_used, live_values, render
+from .mma import MmaOps
 from .names import Namer, c_identifier, ir_names
 from .program import CudaProgram, KernelParam, KernelSpec
 from .scalar import ScalarOps
@@ -32,9 +33,10 @@ MAX_THREADS = 1024
 
 
 
-class CudaKernelPrinter(VectorOps, ScalarOps, KernelPrinter):
+class CudaKernelPrinter(MmaOps, VectorOps, ScalarOps, KernelPrinter):
     """The printer of one kernel: control flow, memory and GPU ops (:class:`KernelPrinter`), the
-    scalar ``arith``/``math`` ops (:class:`ScalarOps`) and 1-D vector ops (:class:`VectorOps`)."""
+    scalar ``arith``/``math`` ops (:class:`ScalarOps`), 1-D vector ops (:class:`VectorOps`) and
+    matrix units and asynchronous copies (:class:`MmaOps`)."""
 
 
 def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool = False) -> CudaProgram:
@@ -81,7 +83,8 @@ def _translation_unit(kernels: list[str], helpers: set[str], headers: set[str]) 
     includes = headers | {INCLUDES[k] for k in helpers if k in INCLUDES}
     parts = ["// CUDA C printed by codegen.cuda from affine IR."]
     if includes:
-        parts.append("\n".join(f"#include <{h}>" for h in sorted(includes, key=("cuda_fp16.h", "cuda_bf16.h").index)))
+        order = ("cuda_fp16.h", "cuda_bf16.h", "mma.h")
+        parts.append("\n".join(f"#include <{h}>" for h in sorted(includes, key=order.index)))
     if helper_text:
         parts.append(helper_text)
     parts.append(body)
@@ -184,6 +187,7 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     block = _block_size(launch)
     pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
     stored = {op.memref for op in launch.walk() if isinstance(op, MemRefAccessInterface) and op.is_write}
+    stored |= {e.value for op in launch.walk() for e in op.memory_effects() or () if e.kind is EffectKind.WRITE}
     order = _definition_order(f)
     host = sorted(_host_values(launch), key=lambda v: order.get(v, len(order)))
     params: list[KernelParam] = []
