@@ -93,9 +93,13 @@ def launches_of(ops: Sequence[Operation]) -> list[LaunchOp]:
 
 
 def host_body_ops(op: Operation) -> list[Operation]:
-    """The ops the host may run inside the host loop or if ``op`` (every branch of an if), in order."""
-    blocks = [op.body] if isinstance(op, AffineForOp) else _branches(op)
-    return [x for b in blocks for x in b.ops]
+    """The ops the host may run inside ``op`` if it is a loop (its body) or an if (every branch), in
+    order; none for other ops."""
+    if isinstance(op, AffineForOp):
+        return list(op.body.ops)
+    if isinstance(op, AffineIfOp):
+        return [x for b in _branches(op) for x in b.ops]
+    return []
 
 
 def _branches(op: AffineIfOp) -> list[Block]:

@@ -4,7 +4,6 @@ one CUDA C translation unit, with the launch metadata the runtime needs."""
 from __future__ import annotations
 
 from affine_ir.core import Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
@@ -115,8 +114,7 @@ def _check_host(f: FuncOp) -> None:
 def _check_host_ops(f: FuncOp, ops) -> None:
     for op in ops:
         role = host_role(op)
-        if role is None and isinstance(op, (AffineForOp, AffineIfOp)) and not op.results and \
-                launches_of(host_body_ops(op)):
+        if role is None and not op.results and launches_of(host_body_ops(op)):
             _check_host_ops(f, [x for x in host_body_ops(op) if not x.has_trait(IsTerminator)])  # names the op inside
         if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
