@@ -115,6 +115,7 @@ def _check_host(f: FuncOp) -> None:
 def _check_host_ops(f: FuncOp, ops) -> None:
     for op in ops:
         role = host_role(op)
+        # op-name: a host loop or if without results may hold launches (checked inside)
         if role is None and isinstance(op, (AffineForOp, AffineIfOp)) and not op.results and \
                 launches_of(host_body_ops(op)):
             _check_host_ops(f, [x for x in host_body_ops(op) if not x.has_trait(IsTerminator)])  # names the op inside

@@ -401,10 +401,13 @@ class GpuMapMma(Pass):
         host = None
         for nest in top_level_loops(func):
             c = plan_contraction(nest)
-            plan = plan_mma(c, gpu) if not isinstance(c, str) else f"not a contraction: {c}"
+            if isinstance(c, str):
+                ctx.note(nest, f"left for gpu-schedule (SIMT): not a contraction: {c}")
+                continue
+            plan = plan_mma(c, gpu)
             tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
             if isinstance(tiles, str):
-                ctx.note(nest, f"left for gpu-schedule (SIMT): {tiles}")
+                ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
                 continue
             host = host or HostPlan(func.body)
             launch = map_to_mma(plan, tiles, host, gpu)
