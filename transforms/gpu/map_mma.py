@@ -4,7 +4,7 @@
 What is mapped (:mod:`.map_mma_plan`): a contraction nest of :func:`~.schedule_gpu_plan.plan_contraction`
 (rows, columns and batch loops, one k loop) whose step adds ``extf(A) * extf(B)`` of 16-bit (f16/bf16)
 operands to an f32 sum, each operand read in aligned 16-byte chunks along k or along its rows /
-columns, sizes divided by the tiles. ``C = A @ B`` with ``A`` given ``M x K`` or ``K x M`` and ``B``
+columns, any sizes (partial tiles). ``C = A @ B`` with ``A`` given ``M x K`` or ``K x M`` and ``B``
 given ``K x N`` or ``N x K``, batched, with any point-wise epilogue::
 
     affine.for %i = 0 to 64 {                                 gpu.launch blocks(N/BN, M/BM, batch)
@@ -20,7 +20,7 @@ given ``K x N`` or ``N x K``, batched, with any point-wise epilogue::
 The kernel, for tiles :class:`~.map_mma_plan.MmaTiles` ``BM x BN x BK`` with ``warps_m x warps_n``
 warps and ``S`` stages:
 
-- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)``); ``32 * warps``
+- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)`` rounded up); ``32 * warps``
   threads, warp ``w`` owning the warp tile at rows ``(w / warps_n) * BM/warps_m``, columns
   ``(w % warps_n) * BN/warps_n``: ``BM/warps_m/16 x BN/warps_n/8`` accumulator fragments
   (``vector<2x2xf32>``, carried in ``iter_args``, starting at 0).
@@ -44,6 +44,10 @@ warps and ``S`` stages:
   ``2t + e`` of the fragment, ``g = lane / 4``, ``t = lane % 4``, as PTX lays out C) the nest's ops
   before the reduction, the initial value added (unless it is the constant 0), and the ops after
   it (truncation, bias, activation, stores) run on ``vector.extract`` of the element.
+- **partial tiles**: a copy past M, N or K reads nothing (``srcElements`` 0, an ``affine.if`` yielding
+  8 or 0: the chunk is zero-filled; its indices clamped by ``affine.min`` into the operand), and each
+  element's epilogue runs inside an ``affine.if`` on the element lying inside the sizes; zero
+  rows/columns reach only elements never stored, zero k terms add exact zeros.
 
 Sums: each ``mma.sync`` adds 16 products to the accumulator (the interpreter: exactly, rounded once
 to f32; the hardware in an unspecified order), so a sum is reassociated against the nest's
@@ -58,8 +62,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from affine_ir import AffineExpr, AffineMap, FuncOp, Operation, Value
-from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineYieldOp
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, XoriOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
@@ -72,7 +76,7 @@ from affine_ir.dialects.nvgpu import (
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import WORKGROUP, memref, vector
+from affine_ir.types import WORKGROUP, index, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import access_subscripts, top_level_loops
@@ -84,7 +88,6 @@ from .map_mma_plan import (
     MmaPlan,
     MmaTiles,
     choose_mma_tiles,
-    divides,
     fits,
     plan_mma,
     stage_count,
@@ -150,6 +153,18 @@ class _Shared:
         return self.cols // self.chunk
 
 
+@dataclass
+class _Slot:
+    """One 16-byte copy of a thread per k step: its k offset (over the thread id), the shared row and
+    swizzled column, the global row/column ``p`` and the side's induction values there (clamped)."""
+
+    k_rel: AffineExpr
+    row: Value
+    col: Value
+    p: Value
+    ivs: dict[Value, Value]
+
+
 class _Kernel:
     """Builds the launch of one plan (see the module docstring)."""
 
@@ -159,7 +174,7 @@ class _Kernel:
         self.loc = self.c.nest.location
         self.warp = gpu.warp_size
         self.threads = tiles.threads(self.warp)
-        self.steps = self.c.sizes[3] // tiles.BK
+        self.steps = -(-self.c.sizes[3] // tiles.BK)
 
     # -- expressions over the thread id (d0) ------------------------------------------------------------------
     @property
@@ -180,11 +195,10 @@ class _Kernel:
     def build(self) -> Operation:
         c, t, host = self.c, self.tiles, self.host
         b, m, n, _ = c.sizes
-        grid = [host.constant(n // t.BN), host.constant(m // t.BM), host.constant(b)]
+        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b)]
         launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
-        self.outside: list[Value] = []  # values of the copies' subscripts defined outside the nest
         self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
         self.rings = [self._ring(op) for op in self.plan.operands()]
         self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
@@ -256,43 +270,68 @@ class _Kernel:
                                 self._column(self.top, ring, row, chunk, [self.tid]))
         return out
 
-    def _copy_slots(self, ring: _Shared) -> list[tuple[AffineExpr, AffineExpr, Value, Value]]:
-        """The thread's 16-byte copies of one k step: (row, chunk) over the thread id and the shared
-        (row, swizzled column) values; consecutive threads take consecutive chunks."""
+    def _copy_slots(self, ring: _Shared) -> list[_Slot]:
+        """The thread's 16-byte copies of one k step (consecutive threads on consecutive chunks),
+        with what does not change from step to step: the shared (row, swizzled column), the global
+        row/column of the copy and the side's induction values there (clamped into the sizes)."""
+        c, op = self.c, ring.operand
         total = ring.rows * ring.chunks
         per_thread = -(-total // self.threads)
+        size, block = self.side_size(op.side)
+        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
+        loops = c.side_loops(op.side)
         out = []
         for cp in range(per_thread):
             idx = _d(0) + cp * self.threads
             if per_thread * self.threads > total:
                 idx = idx % total  # more threads than chunks: some copy a chunk twice (the same bytes)
             row, chunk = idx.floordiv(ring.chunks), idx % ring.chunks
-            out.append((row, chunk, self.top.apply(row, [self.tid], "crow"),
-                        self._column(self.top, ring, row, chunk, [self.tid])))
+            p_rel, k_rel = (row, chunk * ring.chunk) if op.k_fast else (chunk * ring.chunk, row)
+            p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
+            p_src = p
+            if extent % size:  # a partial tile: rows/columns past the size read the last one (zero-filled)
+                p_src = self.top.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(extent - 1))), [p],
+                                                 location=self.loc, name_hint="p_in")).results[0]
+            ivs = {lp.induction_var: self.top.apply(e, [p_src], lp.induction_var.name_hint)
+                   for lp, e in zip(loops, delinearized(loops, c.trips, c.lows))}
+            out.append(_Slot(k_rel, self.top.apply(row, [self.tid], "crow"),
+                             self._column(self.top, ring, row, chunk, [self.tid]), p, ivs))
         return out
 
-    def _source(self, at: _At, ring: _Shared, row: AffineExpr, chunk: AffineExpr, step: Value) -> list[Value]:
-        """The global indices of a copy's first element at k step ``step``: the load's subscripts
-        with the band's and k's induction values at (block row/column + offset, step * BK + offset)."""
+    def _source(self, at: _At, ring: _Shared, slot: _Slot, step: Value) -> tuple[list[Value], Value | None]:
+        """The global indices of a copy's first element at k step ``step`` (the load's subscripts at
+        the slot's row/column and k = step * BK + offset, clamped into the sizes), and how many
+        elements to read (None: all; 0 past a size: the chunk is zero-filled)."""
         c, op, t = self.c, ring.operand, self.tiles
-        size, block = self.side_size(op.side)
-        p_rel, k_rel = (row, chunk * ring.chunk) if op.k_fast else (chunk * ring.chunk, row)
-        # dims: d0 tid, d1 k step, d2 the side's block id, d3 bz, then values from outside the nest
-        p_global, k_global = _d(2) * size + p_rel, _d(1) * t.BK + k_rel
-        ivs = dict(self._batch_exprs(3))
-        loops = c.side_loops(op.side)
-        ivs.update((lp.induction_var, e.replace([p_global])) for lp, e in zip(loops, delinearized(loops, c.trips,
-                                                                                                    c.lows)))
-        ivs[c.red_loops[0].induction_var] = k_global
+        k_size = c.sizes[3]
+        k = at.apply(_d(0) * t.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
+        k_src = k
+        if k_size % t.BK:
+            last = k_size - (ring.chunk if op.k_fast else 1)
+            k_src = at.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(last))), [k],
+                                       location=self.loc, name_hint="k_in")).results[0]
+        values = [k_src, self.bz, *slot.ivs.values()]
+        exprs = {c.red_loops[0].induction_var: _d(0), **dict(self._batch_exprs(1))}
+        exprs.update((v, _d(2 + i)) for i, v in enumerate(slot.ivs))
         leaves: list[Value] = []
         subs = access_subscripts(op.load, leaves)
         repl = []
         for v in leaves:
-            if v not in ivs and v not in self.outside:
-                self.outside.append(v)
-            repl.append(ivs[v] if v in ivs else _d(4 + self.outside.index(v)))
-        operands = [self.tid, step, block, self.bz, *self.outside]
-        return [at.apply(e.replace(repl), operands, "src") for e in subs]
+            if v not in exprs:
+                exprs[v] = _d(len(values))
+                values.append(v)  # a value from outside the nest
+            repl.append(exprs[v])
+        src = [at.apply(e.replace(repl), values, "src") for e in subs]
+        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
+        bounds = [AffineExpr.constant(extent - 1) - _d(0)] if extent % self.side_size(op.side)[0] else []
+        bounds += [AffineExpr.constant(k_size - 1) - _d(1)] if k_size % t.BK else []
+        if not bounds:
+            return src, None
+        guard = at.add(AffineIfOp(IntegerSet(2, 0, tuple(bounds)), [slot.p, k], [index], with_else=True,
+                                  location=self.loc))
+        guard.then_block.append(AffineYieldOp([self.host.constant(ring.chunk)], location=self.loc))
+        guard.else_block.append(AffineYieldOp([self.host.constant(0)], location=self.loc))
+        return src, guard.results[0]
 
     def _batch_exprs(self, dim: int) -> list[tuple[Value, AffineExpr]]:
         return [(v, e.replace([_d(dim)])) for v, e in self.batch.items()]
@@ -302,10 +341,11 @@ class _Kernel:
         tokens = []
         for ring, slots in zip(self.rings, self.copy_slots):
             load = ring.operand.load
-            for row, chunk, srow, scol in slots:
-                src = self._source(at, ring, row, chunk, step)
-                tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, srow, scol], ring.chunk,
-                                                       bypass_l1=True, location=self.loc)).results[0])
+            for slot in slots:
+                src, count = self._source(at, ring, slot, step)
+                tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, slot.row, slot.col],
+                                                       ring.chunk, count, bypass_l1=True,
+                                                       location=self.loc)).results[0])
         return at.add(DeviceAsyncCreateGroupOp(tokens, location=self.loc, name_hint="group")).results[0]
 
     def _compute(self, at: _At, stage: Value, accs: list[Value]) -> list[Value]:
@@ -347,14 +387,26 @@ class _Kernel:
                         mapping.update(self._side_ivs(at, c.cols, col, self.bx))
                         x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
                                              name_hint="sum")).results[0]
+                        inside = self._inside(at, row, col)
                         for op in c.pre:
-                            at.add(op.clone(mapping))
+                            inside.add(op.clone(mapping))
                         if not plan.init_zero:
                             init = mapping.get(c.red.inits[0], c.red.inits[0])
-                            x = at.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
+                            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
                         mapping[c.red.results[0]] = x
                         for op in c.post:
-                            at.add(op.clone(mapping))
+                            inside.add(op.clone(mapping))
+
+    def _inside(self, at: _At, row: AffineExpr, col: AffineExpr) -> _At:
+        """Where an element's epilogue goes: ``at``, or an ``affine.if`` on the element lying inside
+        the sizes when the tiles do not divide them (``row``, ``col`` over (tid, block id))."""
+        _, m, n, _ = self.c.sizes
+        cons = [AffineExpr.constant(m - 1) - row.replace([_d(0), _d(1)])] if m % self.tiles.BM else []
+        cons += [AffineExpr.constant(n - 1) - col.replace([_d(0), _d(2)])] if n % self.tiles.BN else []
+        if not cons:
+            return at
+        guard = at.add(AffineIfOp(IntegerSet(3, 0, tuple(cons)), [self.tid, self.by, self.bx], location=self.loc))
+        return _At(guard.then_block.ops[-1], self.loc)
 
     def _side_ivs(self, at: _At, loops: list[AffineForOp], linear: AffineExpr, block: Value) -> dict[Value, Value]:
         """The induction values of ``loops`` at the linear index ``linear`` (over (tid, block id))."""
@@ -366,8 +418,8 @@ class _Kernel:
 def map_to_mma(plan: MmaPlan, tiles: MmaTiles, host: HostPlan | None = None,
                gpu: GPUTarget = DEFAULT_GPU) -> Operation:
     """Replace the contraction nest of ``plan`` by its matrix-unit ``gpu.launch`` (see the module
-    docstring); returns the launch. The caller checked that ``tiles`` divide the sizes, are valid
-    for the plan's kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`)."""
+    docstring); returns the launch. The caller checked that ``tiles`` are valid for the plan's
+    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`)."""
     host = host or HostPlan(plan.c.nest.parent)
     return _Kernel(plan, tiles, host, gpu).build()
 
@@ -426,8 +478,4 @@ class GpuMapMma(Pass):
         tiles = MmaTiles(*self.tile_sizes)
         tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, self.stages))
         why = tiles.invalid(kind) or fits(tiles, kind, gpu)
-        if why is None and not divides(tiles, sizes):
-            _, m, n, k = sizes
-            why = (f"tile-sizes={','.join(map(str, self.tile_sizes))} do not divide {m}x{n}, k {k} (partial tiles are "
-                   f"not mapped yet)")
         return why if why else tiles

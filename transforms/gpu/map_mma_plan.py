@@ -22,8 +22,7 @@ being multiples of 8 elements (16 bytes), so 8 consecutive values of the fast lo
 
 Anything else is refused with the reason (the nest then goes to ``gpu-schedule``): f32 inputs
 without ``allow-tf32`` (the matrix units would round them to TF32), f64 and other types without
-matrix-unit support on the target, non-affine or guarded reads, other reduction bodies, sizes
-the tiles do not divide (partial tiles are not mapped yet).
+matrix-unit support on the target, non-affine or guarded reads, other reduction bodies.
 
 Tiles (:class:`MmaTiles`): a block tile ``BM x BN`` stepping ``BK`` along k, ``warps_m x warps_n``
 warps each owning a ``BM/warps_m x BN/warps_n`` warp tile of ``m16n8k16`` fragments, and a ring of
@@ -276,7 +275,7 @@ def chunkable(ld: AffineLoadOp, c: Contraction, kind: MmaKind) -> MmaOperand | s
 def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0) -> int:
     """The stages of the ring: ``requested`` if given, else as many as ``gpu``'s shared memory per
     block holds (at most :data:`MAX_STAGES`); never more than one more than the k steps."""
-    steps = k // tiles.BK
+    steps = -(-k // tiles.BK)
     fit = gpu.shared_memory_per_block_optin // tiles.stage_bytes(kind)
     stages = requested or min(MAX_STAGES, fit)
     return max(2, min(stages, steps + 1))
@@ -297,17 +296,13 @@ def fits(tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> str | None:
     return None
 
 
-def divides(tiles: MmaTiles, sizes: tuple[int, int, int, int]) -> bool:
-    _, m, n, k = sizes
-    return m % tiles.BM == 0 and n % tiles.BN == 0 and k % tiles.BK == 0
-
-
 def estimate_mma_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> float:
     """The kernel's time: the blocks spread evenly over the multiprocessors, each doing ``2 * BM *
     BN * K`` FLOPs at the multiprocessor's tensor rate, scaled by the tile's reuse (``BM*BN/(BM+BN)``
     against 64, the 128x128 tile's: smaller tiles read more from shared memory per FLOP) and by
     the warps resident at once (as many blocks as the shared memory, threads and block slots
-    allow) against :data:`LATENCY_WARPS`."""
+    allow) against :data:`LATENCY_WARPS`; or, when longer, the time to read every block's ``BM x K``
+    and ``BN x K`` panels at the L2 bandwidth of the multiprocessors the blocks occupy."""
     b, m, n, k = sizes
     blocks = b * math.ceil(m / tiles.BM) * math.ceil(n / tiles.BN)
     per_sm = math.ceil(blocks / gpu.sm_count)
@@ -316,19 +311,22 @@ def estimate_mma_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind
     warps = min(per_sm, resident) * tiles.warps
     reuse = min(1.0, tiles.BM * tiles.BN / (tiles.BM + tiles.BN) / 64)
     rate = gpu.tensor_flops[TENSOR_RATE[str(kind.input)]] / gpu.sm_count * reuse * min(1.0, warps / LATENCY_WARPS)
-    return per_sm * 2 * tiles.BM * tiles.BN * k / rate
+    compute = per_sm * 2 * tiles.BM * tiles.BN * k / rate
+    # every block reads its BM x K and BN x K panels (through L2), at the share of the chip's L2
+    # bandwidth its multiprocessors draw
+    panels = blocks * (tiles.BM + tiles.BN) * k * kind.bytes
+    memory = panels / (gpu.l2_bandwidth * min(1.0, blocks / gpu.sm_count))
+    return max(compute, memory)
 
 
 def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTarget,
                      stages: int = 0) -> MmaTiles | str:
-    """The candidate of :data:`MMA_TILE_CONFIGS` dividing ``sizes`` and fitting ``gpu`` with the
-    least :func:`estimate_mma_seconds` (ties: the larger tile), its stages from
-    :func:`stage_count`; or why none does."""
+    """The candidate of :data:`MMA_TILE_CONFIGS` fitting ``gpu`` with the least
+    :func:`estimate_mma_seconds` (partial tiles count whole; ties: the larger tile), its stages
+    from :func:`stage_count`; or why none fits."""
     best = None
     for rank, cfg in enumerate(MMA_TILE_CONFIGS):
         tiles = MmaTiles(*cfg)
-        if not divides(tiles, sizes):
-            continue
         tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, stages))
         if tiles.invalid(kind) or fits(tiles, kind, gpu):
             continue
@@ -336,7 +334,6 @@ def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTa
         if best is None or key < best[0]:
             best = (key, tiles)
     if best is None:
-        _, m, n, k = sizes
-        return (f"no block tile divides {m}x{n} with a k step dividing {k} (partial tiles are not mapped yet; "
-                f"candidates {', '.join(f'{c[0]}x{c[1]}x{c[2]}' for c in MMA_TILE_CONFIGS)})")
+        return (f"no tile candidate fits {gpu.name} "
+                f"({', '.join(f'{c[0]}x{c[1]}x{c[2]}' for c in MMA_TILE_CONFIGS)})")
     return best[1]
