@@ -66,6 +66,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-super-vectorize": "cpu.vectorize",
     "cpu-schedule": "cpu.schedule_cpu",
     "gpu-schedule": "gpu.schedule_gpu",
+    "gpu-map-mma": "gpu.map_mma",
     "affine-check-bounds": "verify.check_bounds",
 }
 

@@ -3,8 +3,10 @@
 - :data:`GPU_PIPELINE`: fusion as for the CPU, ``affine-privatize`` (fusion's private buffers one
   per iteration of the loops they are private to, so those loops stay parallel),
   ``gpu-expose-parallelism`` (nests whose outermost loop carries a dependence distributed and
-  interchanged to put a parallel loop outermost, where legal), scalar replacement, then ``gpu-schedule``
-  (contractions as shared-memory tiled kernels with register tiles), then the other nests'
+  interchanged to put a parallel loop outermost, where legal), scalar replacement, then ``gpu-map-mma``
+  (contractions of f16/bf16 operands with f32 sums on the matrix units: ``cp.async`` ring, ``ldmatrix``,
+  ``mma.sync``; the others are left with the reason in the trace), ``gpu-schedule`` (the contractions
+  left, as shared-memory tiled kernels with register tiles), then the other nests'
   innermost contiguous loops vectorized by 4 (16-byte accesses per thread; the constants they
   broadcast hoisted out; a nested loop only without a remainder loop, so bands stay perfect),
   ``affine-loop-sink`` (what LICM left between two parallel loops back in the inner one: the band
@@ -61,7 +63,8 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200") -> str:
     option = "" if target == "h200" else f"{{target={target}}}"
     passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
-    passes += ["gpu-schedule" + option, "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",
+    passes += ["gpu-map-mma" + option, "gpu-schedule" + option,
+               "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",
                "affine-loop-invariant-code-motion", "affine-loop-sink", "affine-loop-skew",
                "gpu-map-reductions" + option, "gpu-sink-ifs", "gpu-map" + option, "canonicalize", "cse"]
     return ",".join(passes)

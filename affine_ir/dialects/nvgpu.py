@@ -450,7 +450,8 @@ class DeviceAsyncWaitOp(Operation):
 
     def verify_(self) -> None:
         g = self.operands[0] if len(self.operands) == 1 else None
-        if g is None or g.type != async_token or (isinstance(g.owner, Operation) and
+        # a group's token may come through a loop's or an if's results (a pipeline carries them in iter_args)
+        if g is None or g.type != async_token or (isinstance(g.owner, Operation) and not g.owner.regions and
                                                   not isinstance(g.owner, DeviceAsyncCreateGroupOp)):
             raise self.error("waits on one token of an 'nvgpu.device_async_create_group'")
         if "numGroups" in self.attributes and (_int_attr(self.attributes, "numGroups") is None or

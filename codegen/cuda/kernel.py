@@ -19,7 +19,7 @@ from affine_ir.core import Block, Operation, Value
 from affine_ir.dialects.affine import AffineParallelOp, AffineYieldOp
 from affine_ir.dialects.memref import AllocaOp, AllocOp
 from affine_ir.traits import IsTerminator, ReturnLike
-from affine_ir.types import GPUAddressSpace, IndexType, MemRefType, VectorType
+from affine_ir.types import DeviceAsyncTokenType, GPUAddressSpace, IndexType, MemRefType, VectorType
 from analysis.ranges import RangeContext
 
 from ..loop_bounds import constant_upper_limit, may_step_past_int64
@@ -380,6 +380,8 @@ class KernelPrinter:
         """Variables for loop-carried/if-result values (declared here, initialized to ``inits``)."""
         names = []
         for v, init in zip(values, inits):
+            if isinstance(v.type, DeviceAsyncTokenType):  # a copy group's token has no C value (see .mma)
+                continue
             n = self.name(v)
             self.emit(f"{self.ctype(v.type)} {n}" + (f" = {self.val(init)};" if init is not None else ";"), defines=v)
             names.append(n)
@@ -388,7 +390,8 @@ class KernelPrinter:
     def assign_yield(self, targets: list[Value], yielded) -> None:
         """``target = yielded`` for each pair; through temporaries when a yielded value is another
         target (a swap of iter_args)."""
-        pairs = [(t, y) for t, y in zip(targets, yielded) if t is not y]
+        pairs = [(t, y) for t, y in zip(targets, yielded)
+                 if t is not y and not isinstance(t.type, DeviceAsyncTokenType)]
         hazard = any(y in targets for _, y in pairs)
         temps = []
         for t, y in pairs:
@@ -423,7 +426,8 @@ class KernelPrinter:
         self.indent -= 1
         self.emit("}")
         for r, a in zip(op.results, iters):
-            self.define(r, self.val(a))
+            if not isinstance(r.type, DeviceAsyncTokenType):
+                self.define(r, self.val(a))
 
     def op_affine_if(self, op: Operation) -> None:
         results = list(op.results)

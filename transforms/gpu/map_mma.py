@@ -1,0 +1,481 @@
+"""``gpu-map-mma``: contractions on the matrix units -- ``cp.async`` into a shared-memory ring,
+``ldmatrix``, ``mma.sync`` and the epilogue on the accumulator fragments, one ``gpu.launch`` each.
+
+What is mapped (:mod:`.map_mma_plan`): a contraction nest of :func:`~.schedule_gpu_plan.plan_contraction`
+(rows, columns and batch loops, one k loop) whose step adds ``extf(A) * extf(B)`` of 16-bit (f16/bf16)
+operands to an f32 sum, each operand read in aligned 16-byte chunks along k or along its rows /
+columns, any sizes (partial tiles). ``C = A @ B`` with ``A`` given ``M x K`` or ``K x M`` and ``B``
+given ``K x N`` or ``N x K``, batched, with any point-wise epilogue::
+
+    affine.for %i = 0 to 64 {                                 gpu.launch blocks(N/BN, M/BM, batch)
+      affine.for %j = 0 to 64 {                                         threads(32 * warps) {
+        %s = affine.for %k = 0 to 64 iter_args(%acc = %c0)      %sA = memref.alloc() : memref<S x BM x BK x f16, 3>
+          %a = affine.load %A[%i, %k]      ; f16 -> extf    =>    (prologue: S-1 k steps in flight, a group each)
+          %b = affine.load %B[%k, %j]      ; f16 -> extf          affine.for %s iter_args(fragments, groups) {
+          %p = arith.mulf ; %acc + %p                                wait oldest group; gpu.barrier
+        %t = arith.truncf %s : f32 to f16                            cp.async step s+S-1 -> stage (s-1) mod S
+        affine.store %t, %C[%i, %j]                                  ldmatrix + mma.sync on stage s mod S }
+                                                                   (S-1 last steps); epilogue per element
+
+The kernel, for tiles :class:`~.map_mma_plan.MmaTiles` ``BM x BN x BK`` with ``warps_m x warps_n``
+warps and ``S`` stages:
+
+- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)`` rounded up); ``32 * warps``
+  threads, warp ``w`` owning the warp tile at rows ``(w / warps_n) * BM/warps_m``, columns
+  ``(w % warps_n) * BN/warps_n``: ``BM/warps_m/16 x BN/warps_n/8`` accumulator fragments
+  (``vector<2x2xf32>``, carried in ``iter_args``, starting at 0).
+- **staging**: each operand has a shared ring ``memref<S x R x C>``: ``BM x BK`` (``BN x BK``) rows
+  when it is contiguous along k, ``BK x BM`` (``BK x BN``) when along its rows (columns). The
+  threads copy a k step's tile as 16-byte chunks (``nvgpu.device_async_copy ... bypassL1``:
+  ``cp.async.cg``), consecutive threads on consecutive chunks of a row, one group per step
+  (``device_async_create_group``). A prologue puts steps ``0 .. S-2`` in flight; iteration ``s``
+  waits for step ``s``'s group (``device_async_wait numGroups = S-2``, its token carried in
+  ``iter_args``), a ``gpu.barrier`` (every thread's copies landed, every warp done with step
+  ``s-1``), issues step ``s+S-1`` into the stage step ``s-1`` used, and computes step ``s``; the
+  last ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``).
+- **swizzle**: chunk ``c`` of shared row ``r`` (``C/8`` chunks per row) is stored at chunk
+  ``c xor ((r / max(1, 8 / (C/8))) mod min(8, C/8))`` (``arith.xori``): the 8 rows an ``ldmatrix``
+  phase reads (8 lanes, one 16-byte row each) then fall in 8 distinct 16-byte bank groups, and so do
+  the chunks 8 consecutive threads copy -- no bank conflicts for either.
+- **fragments**: per 16 of ``BK``, each warp loads its A fragments with ``ldmatrix.x4`` (16 x 16)
+  and its B fragments with ``ldmatrix.x2`` (16 x 8) -- ``transpose`` where the shared rows run along
+  k -- and issues ``frags_m x frags_n`` ``mma.sync m16n8k16``.
+- **epilogue**: for each element ``[r][e]`` of each accumulator fragment (row ``g + 8r``, column
+  ``2t + e`` of the fragment, ``g = lane / 4``, ``t = lane % 4``, as PTX lays out C) the nest's ops
+  before the reduction, the initial value added (unless it is the constant 0), and the ops after
+  it (truncation, bias, activation, stores) run on ``vector.extract`` of the element.
+- **partial tiles**: a copy past M, N or K reads nothing (``srcElements`` 0, an ``affine.if`` yielding
+  8 or 0: the chunk is zero-filled; its indices clamped by ``affine.min`` into the operand), and each
+  element's epilogue runs inside an ``affine.if`` on the element lying inside the sizes; zero
+  rows/columns reach only elements never stored, zero k terms add exact zeros.
+
+Sums: each ``mma.sync`` adds 16 products to the accumulator (the interpreter: exactly, rounded once
+to f32; the hardware in an unspecified order), so a sum is reassociated against the nest's
+``k = 0, 1, ...`` order: integer-valued data (below 2**24) gives the nest's bits exactly; other data
+agrees within the rounding of a K-term f32 sum. Collective ops (``ldmatrix``, ``mma.sync``) are
+reached by all 32 lanes of every warp: no guard around them. A contraction that cannot be mapped is
+left for ``gpu-schedule`` with the reason in the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
+from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
+from affine_ir.dialects.arith import ConstantOp, XoriOp
+from affine_ir.dialects.gpu import BarrierOp
+from affine_ir.dialects.memref import AllocOp
+from affine_ir.dialects.nvgpu import (
+    DeviceAsyncCopyOp,
+    DeviceAsyncCreateGroupOp,
+    DeviceAsyncWaitOp,
+    LdMatrixOp,
+    MmaSyncOp,
+    fragment_shapes,
+)
+from affine_ir.dialects.vector import ExtractOp
+from affine_ir.types import WORKGROUP, index, memref, vector
+from analysis.targets import DEFAULT_GPU, GPUTarget, target
+
+from ..loop_utils import access_subscripts, top_level_loops
+from ..pass_base import Pass, PassContext, option, register_pass
+from .gpu_map_nest import HostPlan, new_launch
+from .map_mma_plan import (
+    LDMATRIX_ROWS,
+    MmaOperand,
+    MmaPlan,
+    MmaTiles,
+    choose_mma_tiles,
+    fits,
+    plan_mma,
+    stage_count,
+)
+from .schedule_gpu_plan import delinearized, plan_contraction
+
+__all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
+
+PASS = "gpu-map-mma"
+
+
+def _d(k: int) -> AffineExpr:
+    return AffineExpr.dim(k)
+
+
+def swizzle(row: AffineExpr, chunks: int) -> AffineExpr | None:
+    """The value XORed into the chunk index of shared row ``row`` of ``chunks`` 16-byte chunks (None:
+    no swizzle, one chunk per row): 8 consecutive rows get 8 distinct bank groups."""
+    if chunks <= 1:
+        return None
+    if chunks >= LDMATRIX_ROWS:
+        return row % LDMATRIX_ROWS
+    return row.floordiv(LDMATRIX_ROWS // chunks) % chunks
+
+
+class _At:
+    """Appends ops before ``anchor`` in its block."""
+
+    def __init__(self, anchor: Operation, location):
+        self.anchor = anchor
+        self.location = location
+
+    def add(self, op: Operation) -> Operation:
+        self.anchor.parent.insert_before(self.anchor, op)
+        return op
+
+    def apply(self, expr: AffineExpr, operands: list[Value], name: str | None = None) -> Value:
+        op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
+        return self.add(op).results[0]
+
+
+def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[AffineForOp, _At]:
+    """A loop from ``lb`` to ``ub`` carrying ``inits``, and an emitter into its body (the caller adds
+    the yield, then erases the emitter's placeholder)."""
+    loop = at.add(AffineForOp(lb, [], ub, [], 1, inits, iv_name=name, location=at.location))
+    marker = AffineYieldOp([], location=at.location)
+    loop.body.append(marker)
+    return loop, _At(marker, at.location)
+
+
+@dataclass
+class _Shared:
+    """An operand's ring in shared memory: ``buffer[stage][row][col]``, ``rows x cols`` per stage."""
+
+    operand: MmaOperand
+    buffer: Value
+    rows: int
+    cols: int
+    chunk: int  # elements per 16-byte chunk
+
+    @property
+    def chunks(self) -> int:
+        return self.cols // self.chunk
+
+
+@dataclass
+class _Slot:
+    """One 16-byte copy of a thread per k step: its k offset (over the thread id), the shared row and
+    swizzled column, the global row/column ``p`` and the side's induction values there (clamped)."""
+
+    k_rel: AffineExpr
+    row: Value
+    col: Value
+    p: Value
+    ivs: dict[Value, Value]
+
+
+class _Kernel:
+    """Builds the launch of one plan (see the module docstring)."""
+
+    def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget):
+        self.plan, self.tiles, self.host, self.gpu = plan, tiles, host, gpu
+        self.c = plan.c
+        self.loc = self.c.nest.location
+        self.warp = gpu.warp_size
+        self.threads = tiles.threads(self.warp)
+        self.steps = -(-self.c.sizes[3] // tiles.BK)
+
+    # -- expressions over the thread id (d0) ------------------------------------------------------------------
+    @property
+    def lane(self) -> AffineExpr:
+        return _d(0) % self.warp
+
+    def warp_offset(self, side: str) -> AffineExpr:
+        """The first row (side "A") / column ("B") of the thread's warp tile within the block tile."""
+        t = self.tiles
+        w = _d(0).floordiv(self.warp)
+        return (w.floordiv(t.warps_n) * t.warp_m) if side == "A" else (w % t.warps_n) * t.warp_n
+
+    def side_size(self, side: str) -> tuple[int, Value]:
+        t = self.tiles
+        return (t.BM, self.by) if side == "A" else (t.BN, self.bx)
+
+    # -- the kernel ------------------------------------------------------------------------------------
+    def build(self) -> Operation:
+        c, t, host = self.c, self.tiles, self.host
+        b, m, n, _ = c.sizes
+        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b)]
+        launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
+        self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
+        at = self.top = _At(launch.body.ops[-1], self.loc)
+        self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
+        self.rings = [self._ring(op) for op in self.plan.operands()]
+        self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
+        self.copy_slots = [self._copy_slots(r) for r in self.rings]
+        frag = vector((2, 2), self.plan.kind.acc)
+        zero = at.add(ConstantOp.of(0.0, frag, location=self.loc)).results[0]
+        accs = [zero] * (t.frags_m * t.frags_n)
+        s_count = t.stages
+        groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
+        main = self.steps - (s_count - 1)
+        if main > 0:
+            loop, body = _loop(at, 0, main, accs + groups, "kstep")
+            s = loop.induction_var
+            carried = list(loop.body.args[1:])
+            accs, groups = carried[:len(accs)], carried[len(accs):]
+            body.add(DeviceAsyncWaitOp(groups[0], s_count - 2, location=self.loc))
+            body.add(BarrierOp(location=self.loc))
+            ahead = body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead")
+            fresh = self._issue(body, ahead, body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead"))
+            accs = self._compute(body, body.apply(_d(0) % s_count, [s], "stage"), accs)
+            body.add(AffineYieldOp(accs + groups[1:] + [fresh], location=self.loc))
+            body.anchor.erase()
+            accs, groups = list(loop.results[:len(accs)]), list(loop.results[len(accs):])
+        for j in range(s_count - 1):  # the last S-1 steps: nothing more to issue
+            at.add(DeviceAsyncWaitOp(groups[j], s_count - 2 - j, location=self.loc))
+            at.add(BarrierOp(location=self.loc))
+            accs = self._compute(at, host.constant((main + j) % s_count), accs)
+        self._epilogue(at, accs)
+        c.nest.erase()
+        return launch
+
+    def _ring(self, operand: MmaOperand) -> _Shared:
+        t = self.tiles
+        p = t.BM if operand.side == "A" else t.BN
+        rows, cols = (p, t.BK) if operand.k_fast else (t.BK, p)
+        el = operand.load.results[0].type
+        name = operand.load.memref.name_hint or operand.side
+        alloc = self.top.add(AllocOp(memref((t.stages, rows, cols), el, WORKGROUP), location=self.loc,
+                                     name_hint=f"{name}_ring"))
+        return _Shared(operand, alloc.results[0], rows, cols, self.plan.kind.chunk)
+
+    def _column(self, at: _At, ring: _Shared, row: AffineExpr, chunk: AffineExpr, operands: list[Value]) -> Value:
+        """The swizzled first column (in elements) of chunk ``chunk`` of shared row ``row``."""
+        swz = swizzle(row, ring.chunks)
+        if swz is None:
+            return at.apply(chunk * ring.chunk, operands, "col")
+        logical = at.apply(chunk * ring.chunk, operands, "chunk")
+        mask = at.apply(swz * ring.chunk, operands, "swizzle")
+        return at.add(XoriOp(logical, mask, location=self.loc, name_hint="col")).results[0]
+
+    def _ldmatrix_addresses(self, ring: _Shared) -> dict[tuple[int, int], tuple[Value, Value]]:
+        """(row, column) of the lane's ``ldmatrix`` row for fragment ``f`` at k slice ``ks``: A as four
+        8 x 8 matrices (rows 0-7/8-15 by k 0-7, then k 8-15), B as two (k 0-7, k 8-15)."""
+        op, t, kind = ring.operand, self.tiles, self.plan.kind
+        q, r = self.lane.floordiv(8), self.lane % 8
+        frags = t.frags_m if op.side == "A" else t.frags_n
+        height = 16 if op.side == "A" else 8
+        p_block, k_block = (q % 2, q.floordiv(2)) if op.side == "A" else (AffineExpr.constant(0), q % 2)
+        out = {}
+        for f in range(frags):
+            p0 = self.warp_offset(op.side) + f * height  # elements, a multiple of 8
+            for ks in range(t.BK // kind.k):
+                k0 = ks * kind.k
+                if op.k_fast:
+                    row, chunk = p0 + p_block * 8 + r, k_block + k0 // ring.chunk
+                else:
+                    row, chunk = k0 + k_block * 8 + r, p0.floordiv(ring.chunk) + p_block
+                out[(f, ks)] = (self.top.apply(row, [self.tid], "lrow"),
+                                self._column(self.top, ring, row, chunk, [self.tid]))
+        return out
+
+    def _copy_slots(self, ring: _Shared) -> list[_Slot]:
+        """The thread's 16-byte copies of one k step (consecutive threads on consecutive chunks),
+        with what does not change from step to step: the shared (row, swizzled column), the global
+        row/column of the copy and the side's induction values there (clamped into the sizes)."""
+        c, op = self.c, ring.operand
+        total = ring.rows * ring.chunks
+        per_thread = -(-total // self.threads)
+        size, block = self.side_size(op.side)
+        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
+        loops = c.side_loops(op.side)
+        out = []
+        for cp in range(per_thread):
+            idx = _d(0) + cp * self.threads
+            if per_thread * self.threads > total:
+                idx = idx % total  # more threads than chunks: some copy a chunk twice (the same bytes)
+            row, chunk = idx.floordiv(ring.chunks), idx % ring.chunks
+            p_rel, k_rel = (row, chunk * ring.chunk) if op.k_fast else (chunk * ring.chunk, row)
+            p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
+            p_src = p
+            if extent % size:  # a partial tile: rows/columns past the size read the last one (zero-filled)
+                p_src = self.top.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(extent - 1))), [p],
+                                                 location=self.loc, name_hint="p_in")).results[0]
+            ivs = {lp.induction_var: self.top.apply(e, [p_src], lp.induction_var.name_hint)
+                   for lp, e in zip(loops, delinearized(loops, c.trips, c.lows))}
+            out.append(_Slot(k_rel, self.top.apply(row, [self.tid], "crow"),
+                             self._column(self.top, ring, row, chunk, [self.tid]), p, ivs))
+        return out
+
+    def _source(self, at: _At, ring: _Shared, slot: _Slot, step: Value) -> tuple[list[Value], Value | None]:
+        """The global indices of a copy's first element at k step ``step`` (the load's subscripts at
+        the slot's row/column and k = step * BK + offset, clamped into the sizes), and how many
+        elements to read (None: all; 0 past a size: the chunk is zero-filled)."""
+        c, op, t = self.c, ring.operand, self.tiles
+        k_size = c.sizes[3]
+        k = at.apply(_d(0) * t.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
+        k_src = k
+        if k_size % t.BK:
+            last = k_size - (ring.chunk if op.k_fast else 1)
+            k_src = at.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(last))), [k],
+                                       location=self.loc, name_hint="k_in")).results[0]
+        values = [k_src, self.bz, *slot.ivs.values()]
+        exprs = {c.red_loops[0].induction_var: _d(0), **dict(self._batch_exprs(1))}
+        exprs.update((v, _d(2 + i)) for i, v in enumerate(slot.ivs))
+        leaves: list[Value] = []
+        subs = access_subscripts(op.load, leaves)
+        repl = []
+        for v in leaves:
+            if v not in exprs:
+                exprs[v] = _d(len(values))
+                values.append(v)  # a value from outside the nest
+            repl.append(exprs[v])
+        src = [at.apply(e.replace(repl), values, "src") for e in subs]
+        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
+        bounds = [AffineExpr.constant(extent - 1) - _d(0)] if extent % self.side_size(op.side)[0] else []
+        bounds += [AffineExpr.constant(k_size - 1) - _d(1)] if k_size % t.BK else []
+        if not bounds:
+            return src, None
+        guard = at.add(AffineIfOp(IntegerSet(2, 0, tuple(bounds)), [slot.p, k], [index], with_else=True,
+                                  location=self.loc))
+        guard.then_block.append(AffineYieldOp([self.host.constant(ring.chunk)], location=self.loc))
+        guard.else_block.append(AffineYieldOp([self.host.constant(0)], location=self.loc))
+        return src, guard.results[0]
+
+    def _batch_exprs(self, dim: int) -> list[tuple[Value, AffineExpr]]:
+        return [(v, e.replace([_d(dim)])) for v, e in self.batch.items()]
+
+    def _issue(self, at: _At, step: Value, stage: Value) -> Value:
+        """The thread's copies of k step ``step`` into ``stage``, as one group; its token."""
+        tokens = []
+        for ring, slots in zip(self.rings, self.copy_slots):
+            load = ring.operand.load
+            for slot in slots:
+                src, count = self._source(at, ring, slot, step)
+                tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, slot.row, slot.col],
+                                                       ring.chunk, count, bypass_l1=True,
+                                                       location=self.loc)).results[0])
+        return at.add(DeviceAsyncCreateGroupOp(tokens, location=self.loc, name_hint="group")).results[0]
+
+    def _compute(self, at: _At, stage: Value, accs: list[Value]) -> list[Value]:
+        """The warp's ``mma.sync`` over one k step from ``stage``; the new accumulators."""
+        t, kind = self.tiles, self.plan.kind
+        a_shape, b_shape, _ = fragment_shapes(kind.k, kind.input)
+        accs = list(accs)
+        ring_a, ring_b = self.rings
+        for ks in range(t.BK // kind.k):
+            frags = []
+            for ring, count, num, shape in ((ring_a, t.frags_m, 4, a_shape), (ring_b, t.frags_n, 2, b_shape)):
+                addresses = self.addresses[self.rings.index(ring)]
+                frags.append([at.add(LdMatrixOp(ring.buffer, [stage, *addresses[(f, ks)]], num,
+                                                ring.operand.transpose, vector(shape, kind.input),
+                                                location=self.loc, name_hint=ring.operand.side.lower())).results[0]
+                              for f in range(count)])
+            for i in range(t.frags_m):
+                for j in range(t.frags_n):
+                    k = i * t.frags_n + j
+                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k], location=self.loc,
+                                               name_hint="acc")).results[0]
+        return accs
+
+    def _epilogue(self, at: _At, accs: list[Value]) -> None:
+        """The nest's ops around the reduction, per element of each accumulator fragment."""
+        c, t, plan = self.c, self.tiles, self.plan
+        g, q = self.lane.floordiv(4), self.lane % 4
+        batch = {v: at.apply(e, [self.bz], v.name_hint) for v, e in self._batch_exprs(0)}
+        acc_arg = c.inner.body.args[1]
+        term = next(v for v in plan.combine.operands if v is not acc_arg)
+        for i in range(t.frags_m):
+            for j in range(t.frags_n):
+                for r in range(2):
+                    for e in range(2):
+                        mapping = dict(batch)
+                        row = _d(1) * t.BM + self.warp_offset("A") + i * 16 + g + 8 * r
+                        col = _d(1) * t.BN + self.warp_offset("B") + j * 8 + q * 2 + e
+                        mapping.update(self._side_ivs(at, c.rows, row, self.by))
+                        mapping.update(self._side_ivs(at, c.cols, col, self.bx))
+                        x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
+                                             name_hint="sum")).results[0]
+                        inside = self._inside(at, row, col)
+                        for op in c.pre:
+                            inside.add(op.clone(mapping))
+                        if not plan.init_zero:
+                            init = mapping.get(c.red.inits[0], c.red.inits[0])
+                            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
+                        mapping[c.red.results[0]] = x
+                        for op in c.post:
+                            inside.add(op.clone(mapping))
+
+    def _inside(self, at: _At, row: AffineExpr, col: AffineExpr) -> _At:
+        """Where an element's epilogue goes: ``at``, or an ``affine.if`` on the element lying inside
+        the sizes when the tiles do not divide them (``row``, ``col`` over (tid, block id))."""
+        _, m, n, _ = self.c.sizes
+        cons = [AffineExpr.constant(m - 1) - row.replace([_d(0), _d(1)])] if m % self.tiles.BM else []
+        cons += [AffineExpr.constant(n - 1) - col.replace([_d(0), _d(2)])] if n % self.tiles.BN else []
+        if not cons:
+            return at
+        guard = at.add(AffineIfOp(IntegerSet(3, 0, tuple(cons)), [self.tid, self.by, self.bx], location=self.loc))
+        return _At(guard.then_block.ops[-1], self.loc)
+
+    def _side_ivs(self, at: _At, loops: list[AffineForOp], linear: AffineExpr, block: Value) -> dict[Value, Value]:
+        """The induction values of ``loops`` at the linear index ``linear`` (over (tid, block id))."""
+        c = self.c
+        return {lp.induction_var: at.apply(e.replace([linear]), [self.tid, block], lp.induction_var.name_hint)
+                for lp, e in zip(loops, delinearized(loops, c.trips, c.lows))}
+
+
+def map_to_mma(plan: MmaPlan, tiles: MmaTiles, host: HostPlan | None = None,
+               gpu: GPUTarget = DEFAULT_GPU) -> Operation:
+    """Replace the contraction nest of ``plan`` by its matrix-unit ``gpu.launch`` (see the module
+    docstring); returns the launch. The caller checked that ``tiles`` are valid for the plan's
+    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`)."""
+    host = host or HostPlan(plan.c.nest.parent)
+    return _Kernel(plan, tiles, host, gpu).build()
+
+
+@register_pass
+@dataclass(frozen=True)
+class GpuMapMma(Pass):
+    """``gpu-map-mma``: contractions on the matrix units (see the module)."""
+
+    name: ClassVar[str] = PASS
+    summary: ClassVar[str] = ("Contractions of 16-bit operands as mma.sync kernels: cp.async ring, swizzled shared "
+                              "memory, ldmatrix, epilogue on the fragments")
+
+    target: str = option(DEFAULT_GPU.name, "the GPU to choose tiles for (a name of analysis.targets)")
+    tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,warps-m,warps-n (default: chosen for the "
+                                                 "target)")
+    stages: int = option(0, "stages of the shared-memory ring (0: as many as the shared memory holds, at most 4)")
+
+    def __post_init__(self) -> None:
+        if self.tile_sizes and len(self.tile_sizes) != 5:
+            raise ValueError(f"tile-sizes takes BM,BN,BK,warps-m,warps-n, got {len(self.tile_sizes)} values")
+        if any(x <= 0 for x in self.tile_sizes):
+            raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
+        if self.stages < 0 or self.stages == 1:
+            raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
+
+    def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        gpu = target(self.target)
+        if not isinstance(gpu, GPUTarget):
+            raise ValueError(f"{self.target!r} is not a GPU target")
+        host = None
+        for nest in top_level_loops(func):
+            c = plan_contraction(nest)
+            if isinstance(c, str):
+                ctx.note(nest, f"left for gpu-schedule (SIMT): not a contraction: {c}")
+                continue
+            plan = plan_mma(c, gpu)
+            tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
+            if isinstance(tiles, str):
+                ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
+                continue
+            host = host or HostPlan(func.body)
+            launch = map_to_mma(plan, tiles, host, gpu)
+            a, b = plan.operands()
+            layout = ", ".join(f"{x.side} {'k-contiguous' if x.k_fast else 'k-strided (ldmatrix.trans)'}"
+                               for x in (a, b))
+            ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
+                                f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
+                                f"{tiles.describe()}, {layout}, cp.async 16-byte chunks, XOR-swizzled shared rows")
+
+    def _tiles(self, plan: MmaPlan, gpu: GPUTarget) -> MmaTiles | str:
+        """The options' tiles or the cost model's for ``plan``, or why none fits."""
+        sizes, kind = plan.c.sizes, plan.kind
+        if not self.tile_sizes:
+            return choose_mma_tiles(sizes, kind, gpu, self.stages)
+        tiles = MmaTiles(*self.tile_sizes)
+        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, self.stages))
+        why = tiles.invalid(kind) or fits(tiles, kind, gpu)
+        return why if why else tiles

@@ -1,0 +1,339 @@
+"""What ``gpu-map-mma`` maps to the matrix units, and with which tiles.
+
+A contraction of :func:`~.schedule_gpu_plan.plan_contraction` is *mappable* when its innermost
+reduction body is the library's form of a mixed-precision product (16-bit storage, f32
+arithmetic)::
+
+    %a = affine.load %A[...] : memref<...xf16>      // side "A": varies with the rows and k
+    %x = arith.extf %a : f16 to f32
+    %b = affine.load %B[...] : memref<...xf16>      // side "B": varies with the columns and k
+    %y = arith.extf %b : f16 to f32
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    affine.yield %s : f32
+
+(``bf16`` likewise; the factors in either order), the chain is one loop (the k of a matmul), the
+band is not triangular, and each packed load is *chunkable*: its last subscript moves by 1 with
+one *fast* loop -- the k loop (the operand is contiguous along k: ``A[i, k]``, ``B[j, k]``) or its
+side's innermost loop (contiguous along the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``)
+-- which no other subscript uses, every other term of the last subscript and the last dimension
+being multiples of 8 elements (16 bytes), so 8 consecutive values of the fast loop are one
+16-byte-aligned ``cp.async``.
+
+Anything else is refused with the reason (the nest then goes to ``gpu-schedule``): f32 inputs
+without ``allow-tf32`` (the matrix units would round them to TF32), f64 and other types without
+matrix-unit support on the target, non-affine or guarded reads, other reduction bodies.
+
+Tiles (:class:`MmaTiles`): a block tile ``BM x BN`` stepping ``BK`` along k, ``warps_m x warps_n``
+warps each owning a ``BM/warps_m x BN/warps_n`` warp tile of ``m16n8k16`` fragments, and a ring of
+``stages`` shared buffers. :func:`choose_mma_tiles` picks the candidate of least estimated time on
+the target (its tensor rate, multiprocessors, shared memory and registers); the stages are as many
+as the shared memory per block holds, at most :data:`MAX_STAGES`, at most one more than the k steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from affine_ir import Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineYieldOp
+from affine_ir.dialects.arith import ConstantOp, ExtfOp, MulfOp
+from affine_ir.types import FloatType, MemRefType, Type, f32
+from analysis import iter_arg_reduction
+from analysis.targets import GPUTarget
+
+from ..loop_utils import access_subscripts, loop_name
+from .schedule_gpu_plan import Contraction
+
+#: Bytes of one asynchronous copy (``cp.async.cg``) and of one ``ldmatrix`` row.
+CHUNK_BYTES = 16
+#: Rows of one 8 x 8 ``ldmatrix`` matrix: the lanes of one shared-memory phase.
+LDMATRIX_ROWS = 8
+#: Most stages of the shared-memory ring (FlagTree/CUTLASS use 3 to 5 on sm_80/sm_90).
+MAX_STAGES = 4
+#: (BM, BN, BK, warps_m, warps_n) candidates, largest first: 8 warps of 64x64 or 64x32 warp tiles
+#: (the tiles of CUTLASS's sm_80 f16 GEMMs) down to 16-row tiles for a few rows (decoding).
+MMA_TILE_CONFIGS = ((128, 256, 32, 2, 4), (128, 128, 32, 2, 4), (128, 64, 32, 2, 2), (64, 128, 32, 2, 2),
+                    (64, 64, 32, 2, 2), (32, 64, 32, 1, 2), (32, 32, 32, 1, 2), (16, 128, 32, 1, 4),
+                    (16, 64, 32, 1, 2))
+#: Registers a thread needs besides its accumulators (fragments of A and B, addresses).
+REGISTER_OVERHEAD = 64
+#: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
+LATENCY_WARPS = 8
+#: The target's tensor-rate key of each input type.
+TENSOR_RATE = {"f16": "fp16", "bf16": "bf16"}
+
+
+@dataclass(frozen=True)
+class MmaKind:
+    """The instruction: ``mma.sync.m16n8k{k}`` on ``input`` fragments accumulating in ``acc``."""
+
+    input: Type
+    acc: Type
+    k: int = 16
+
+    @property
+    def bytes(self) -> int:
+        return self.input.width // 8
+
+    @property
+    def chunk(self) -> int:
+        """Elements of one 16-byte copy (one ``ldmatrix`` row)."""
+        return CHUNK_BYTES // self.bytes
+
+    def describe(self) -> str:
+        return f"mma.sync m16n8k{self.k} {self.input} -> {self.acc}"
+
+
+@dataclass(frozen=True)
+class MmaTiles:
+    """Block tile ``BM x BN``, k step ``BK``, ``warps_m x warps_n`` warps, a ring of ``stages``."""
+
+    BM: int
+    BN: int
+    BK: int
+    warps_m: int
+    warps_n: int
+    stages: int = 2
+
+    @property
+    def warp_m(self) -> int:
+        return self.BM // self.warps_m
+
+    @property
+    def warp_n(self) -> int:
+        return self.BN // self.warps_n
+
+    @property
+    def warps(self) -> int:
+        return self.warps_m * self.warps_n
+
+    def threads(self, warp_size: int = 32) -> int:
+        return self.warps * warp_size
+
+    @property
+    def frags_m(self) -> int:
+        """``m16`` fragments along a warp tile's rows."""
+        return self.warp_m // 16
+
+    @property
+    def frags_n(self) -> int:
+        """``n8`` fragments along a warp tile's columns."""
+        return self.warp_n // 8
+
+    def stage_bytes(self, kind: MmaKind) -> int:
+        return (self.BM + self.BN) * self.BK * kind.bytes
+
+    def invalid(self, kind: MmaKind) -> str | None:
+        """Why these tiles make no kernel for ``kind``, or None."""
+        if self.warps_m < 1 or self.warps_n < 1 or self.BM % (16 * self.warps_m) or self.BN % (8 * self.warps_n):
+            return (f"block tile {self.BM}x{self.BN} does not split into {self.warps_m}x{self.warps_n} warp tiles of "
+                    f"whole m16n8 fragments")
+        if self.BK % kind.k or self.BK < kind.k:
+            return f"k step {self.BK} is not a multiple of the fragment's k {kind.k}"
+        if self.stages < 2:
+            return f"{self.stages} stage(s): the ring needs at least 2"
+        return None
+
+    def with_stages(self, stages: int) -> MmaTiles:
+        return MmaTiles(self.BM, self.BN, self.BK, self.warps_m, self.warps_n, stages)
+
+    def describe(self) -> str:
+        return (f"block tile {self.BM}x{self.BN}, k step {self.BK}, {self.warps_m}x{self.warps_n} warps of "
+                f"{self.warp_m}x{self.warp_n} ({self.frags_m}x{self.frags_n} m16n8 fragments), {self.stages} stages")
+
+
+@dataclass(frozen=True)
+class MmaOperand:
+    """A packed load of the reduction: its side ("A": rows x k, "B": columns x k) and whether it is
+    contiguous along k (``k_fast``) or along its side's innermost row/column loop."""
+
+    load: AffineLoadOp
+    side: str
+    k_fast: bool
+
+    @property
+    def transpose(self) -> bool:
+        """Whether ``ldmatrix`` transposes: the shared rows run along k (the operand is contiguous
+        along the rows/columns)."""
+        return not self.k_fast
+
+
+@dataclass
+class MmaPlan:
+    """A contraction mapped to the matrix units: the plan of :func:`plan_mma`."""
+
+    c: Contraction
+    kind: MmaKind
+    a: MmaOperand
+    b: MmaOperand
+    combine: Operation  # the inner body's ``arith.addf`` of the carried sum and the product
+    init_zero: bool  # the sums start at the constant 0 (else the initial value is added in the epilogue)
+
+    def operands(self) -> tuple[MmaOperand, MmaOperand]:
+        return self.a, self.b
+
+
+def _constant_zero(v: Value) -> bool:
+    op = v.owner if isinstance(v.owner, Operation) else None
+    return isinstance(op, ConstantOp) and op.value == 0
+
+
+def _factor(v: Value, c: Contraction) -> AffineLoadOp | str:
+    """The packed load whose ``arith.extf`` to f32 is the factor ``v``, or why ``v`` is not one."""
+    op = v.owner if isinstance(v.owner, Operation) else None
+    if isinstance(op, AffineLoadOp):
+        return _type_reason(op.results[0].type) + " (a factor is multiplied as loaded)"
+    if not isinstance(op, ExtfOp) or op.results[0].type != f32:
+        return "a factor of the product is not an arith.extf to f32 of a load"
+    ld = op.operands[0].owner
+    if not isinstance(ld, AffineLoadOp) or ld not in c.packs:
+        return "a factor of the product is not a plain affine.load varying with k and one side"
+    return ld
+
+
+def plan_mma(c: Contraction, gpu: GPUTarget) -> MmaPlan | str:
+    """The matrix-unit plan of ``c`` on ``gpu`` (see the module docstring), or why there is none."""
+    if c.triangular:
+        return f"the band of {c.describe()} is triangular"
+    if len(c.red_loops) != 1:
+        return f"the reduction is a chain of {len(c.red_loops)} loops (a convolution's window: not mapped yet)"
+    if c.direct:
+        return "the reduction reads operands per element (not packed on one side)"
+    red = iter_arg_reduction(c.inner, 0)
+    if red is None or red.kind != "addf" or len(red.ops) != 1:
+        return f"the reduction ({loop_name(c.inner)}) is not one arith.addf of a product per step"
+    if c.red.results[0].type != f32:
+        return _type_reason(c.red.results[0].type)
+    combine = red.ops[0]
+    term = next(v for v in combine.operands if v is not red.value)
+    mul = term.owner if isinstance(term.owner, Operation) else None
+    if not isinstance(mul, MulfOp):
+        return "the term added per step is not an arith.mulf of two factors"
+    factors = [_factor(v, c) for v in mul.operands]
+    bad = next((f for f in factors if isinstance(f, str)), None)
+    if bad is not None:
+        return bad
+    la, lb = factors
+    ta, tb = la.results[0].type, lb.results[0].type
+    if ta != tb or str(ta) not in TENSOR_RATE:
+        return _type_reason(ta if str(ta) not in TENSOR_RATE else tb)
+    if gpu.compute_capability < (8, 0) or TENSOR_RATE[str(ta)] not in gpu.tensor_flops:
+        return f"{gpu.name} has no mma.sync on {ta} (sm_80 or later with {TENSOR_RATE[str(ta)]} tensor cores)"
+    if {c.packs[la], c.packs[lb]} != {"A", "B"}:
+        return "the two factors are not one operand of each side (rows x k and columns x k)"
+    used = {la, lb, mul.operands[0].owner, mul.operands[1].owner, mul, combine}
+    extra = [op for op in c.inner.body.ops if op not in used and not isinstance(op, AffineYieldOp)]
+    if extra or any(len(v.uses) != 1 for v in (la.results[0], lb.results[0], term)):
+        return f"the reduction ({loop_name(c.inner)}) computes more than the product of its two operands"
+    kind = MmaKind(ta, f32)
+    operands = {}
+    for ld in (la, lb):
+        op = chunkable(ld, c, kind)
+        if isinstance(op, str):
+            return op
+        operands[op.side] = op
+    return MmaPlan(c, kind, operands["A"], operands["B"], combine, _constant_zero(c.red.inits[0]))
+
+
+def _type_reason(t: Type) -> str:
+    if isinstance(t, FloatType) and t.name == "f32":
+        return "f32 operands would be rounded to TF32 by the matrix units (TF32 is not mapped yet; allow-tf32 is off)"
+    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums)"
+
+
+def chunkable(ld: AffineLoadOp, c: Contraction, kind: MmaKind) -> MmaOperand | str:
+    """The operand of the packed load ``ld`` when 16-byte chunks of it are contiguous and aligned
+    (see the module docstring), or why not."""
+    side = c.packs[ld]
+    t = ld.memref.type
+    what = f"the read of %{ld.memref.name_hint or '?'}"
+    if not isinstance(t, MemRefType) or None in t.shape or not t.shape:
+        return f"{what} is not of a memref of static shape"
+    leaves: list[Value] = []
+    subs = access_subscripts(ld, leaves)
+    k_loop = c.red_loops[0]
+    side_inner = c.side_loops(side)[-1]
+    last = subs[-1]
+    fast = [lp for lp in (k_loop, side_inner) if lp.induction_var in leaves
+            and last.coefficient_of_dim(leaves.index(lp.induction_var)) == 1]
+    if len(fast) != 1:
+        return f"{what} is not contiguous along k or along its innermost {'row' if side == 'A' else 'column'} loop"
+    fast_loop: AffineForOp = fast[0]
+    pos = leaves.index(fast_loop.induction_var)
+    if last.div_terms() or any(pos in e.used_dims() for e in subs[:-1]):
+        return f"{what} uses ({loop_name(fast_loop)}) outside its last subscript, or divides in it"
+    others = [last.coefficient_of_dim(i) for i in range(len(leaves)) if i != pos]
+    n = kind.chunk
+    if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
+        return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
+                f"offsets and trip count must be multiples of {n} elements)")
+    return MmaOperand(ld, side, fast_loop is k_loop)
+
+
+def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0) -> int:
+    """The stages of the ring: ``requested`` if given, else as many as ``gpu``'s shared memory per
+    block holds (at most :data:`MAX_STAGES`); never more than one more than the k steps."""
+    steps = -(-k // tiles.BK)
+    fit = gpu.shared_memory_per_block_optin // tiles.stage_bytes(kind)
+    stages = requested or min(MAX_STAGES, fit)
+    return max(2, min(stages, steps + 1))
+
+
+def fits(tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> str | None:
+    """Why ``tiles`` do not fit ``gpu`` (threads, shared memory, registers), or None."""
+    threads = tiles.threads(gpu.warp_size)
+    if threads > gpu.max_threads_per_block:
+        return f"{threads} threads exceed {gpu.name}'s {gpu.max_threads_per_block} per block"
+    need = tiles.stage_bytes(kind) * tiles.stages
+    if need > gpu.shared_memory_per_block_optin:
+        return (f"{tiles.describe()} needs {need} bytes of shared memory, {gpu.name} has "
+                f"{gpu.shared_memory_per_block_optin} per block")
+    regs = tiles.warp_m * tiles.warp_n // gpu.warp_size * (kind.acc.width // 32) + REGISTER_OVERHEAD
+    if regs > gpu.max_registers_per_thread or regs * threads > gpu.registers_per_block:
+        return f"{tiles.describe()} needs about {regs} registers per thread"
+    return None
+
+
+def estimate_mma_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> float:
+    """The kernel's time: the blocks spread evenly over the multiprocessors, each doing ``2 * BM *
+    BN * K`` FLOPs at the multiprocessor's tensor rate, scaled by the tile's reuse (``BM*BN/(BM+BN)``
+    against 64, the 128x128 tile's: smaller tiles read more from shared memory per FLOP) and by
+    the warps resident at once (as many blocks as the shared memory, threads and block slots
+    allow) against :data:`LATENCY_WARPS`; or, when longer, the time to read every block's ``BM x K``
+    and ``BN x K`` panels at the L2 bandwidth of the multiprocessors the blocks occupy."""
+    b, m, n, k = sizes
+    blocks = b * math.ceil(m / tiles.BM) * math.ceil(n / tiles.BN)
+    per_sm = math.ceil(blocks / gpu.sm_count)
+    resident = max(1, min(gpu.shared_memory_per_sm // (tiles.stage_bytes(kind) * tiles.stages),
+                          gpu.max_threads_per_sm // tiles.threads(gpu.warp_size), gpu.max_blocks_per_sm))
+    warps = min(per_sm, resident) * tiles.warps
+    reuse = min(1.0, tiles.BM * tiles.BN / (tiles.BM + tiles.BN) / 64)
+    rate = gpu.tensor_flops[TENSOR_RATE[str(kind.input)]] / gpu.sm_count * reuse * min(1.0, warps / LATENCY_WARPS)
+    compute = per_sm * 2 * tiles.BM * tiles.BN * k / rate
+    # every block reads its BM x K and BN x K panels (through L2), at the share of the chip's L2
+    # bandwidth its multiprocessors draw
+    panels = blocks * (tiles.BM + tiles.BN) * k * kind.bytes
+    memory = panels / (gpu.l2_bandwidth * min(1.0, blocks / gpu.sm_count))
+    return max(compute, memory)
+
+
+def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTarget,
+                     stages: int = 0) -> MmaTiles | str:
+    """The candidate of :data:`MMA_TILE_CONFIGS` fitting ``gpu`` with the least
+    :func:`estimate_mma_seconds` (partial tiles count whole; ties: the larger tile), its stages
+    from :func:`stage_count`; or why none fits."""
+    best = None
+    for rank, cfg in enumerate(MMA_TILE_CONFIGS):
+        tiles = MmaTiles(*cfg)
+        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, stages))
+        if tiles.invalid(kind) or fits(tiles, kind, gpu):
+            continue
+        key = (estimate_mma_seconds(sizes, tiles, kind, gpu), rank)
+        if best is None or key < best[0]:
+            best = (key, tiles)
+    if best is None:
+        return (f"no tile candidate fits {gpu.name} "
+                f"({', '.join(f'{c[0]}x{c[1]}x{c[2]}' for c in MMA_TILE_CONFIGS)})")
+    return best[1]
