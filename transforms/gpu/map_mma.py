@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, XoriOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
@@ -81,6 +81,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import access_subscripts, top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
+from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import (
     LDMATRIX_ROWS,
@@ -111,22 +112,6 @@ def swizzle(row: AffineExpr, chunks: int) -> AffineExpr | None:
     if chunks >= LDMATRIX_ROWS:
         return row % LDMATRIX_ROWS
     return row.floordiv(LDMATRIX_ROWS // chunks) % chunks
-
-
-class _At:
-    """Appends ops before ``anchor`` in its block."""
-
-    def __init__(self, anchor: Operation, location):
-        self.anchor = anchor
-        self.location = location
-
-    def add(self, op: Operation) -> Operation:
-        self.anchor.parent.insert_before(self.anchor, op)
-        return op
-
-    def apply(self, expr: AffineExpr, operands: list[Value], name: str | None = None) -> Value:
-        op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
-        return self.add(op).results[0]
 
 
 def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[AffineForOp, _At]:

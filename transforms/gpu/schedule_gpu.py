@@ -45,7 +45,6 @@ from typing import ClassVar
 import analysis
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import (
-    AffineApplyOp,
     AffineForOp,
     AffineIfOp,
     AffineLoadOp,
@@ -64,6 +63,7 @@ from analysis.targets import DEFAULT_GPU, GPUTarget, target
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
+from .emitter import Emitter
 from .gpu_map_nest import HostPlan, new_launch
 from .schedule_gpu_plan import (
     GROUP,
@@ -92,20 +92,8 @@ VECTOR = 4
 
 
 # -- building the kernel ----------------------------------------------------------------------------------------
-class _Emitter:
-    """Appends ops before ``anchor`` in its block."""
-
-    def __init__(self, anchor: Operation, location):
-        self.anchor = anchor
-        self.location = location
-
-    def add(self, op: Operation) -> Operation:
-        self.anchor.parent.insert_before(self.anchor, op)
-        return op
-
-    def apply(self, expr: AffineExpr, operands: list[Value], name: str | None = None) -> Value:
-        op = AffineApplyOp(AffineMap(len(operands), 0, (expr,)), operands, location=self.location, name_hint=name)
-        return self.add(op).results[0]
+class _Emitter(Emitter):
+    """Appends ops before ``anchor`` in its block; the contraction kernel's helpers."""
 
     def ivs(self, loops: list[AffineForOp], trips: dict[AffineForOp, int], linear: Value,
             lows: dict[AffineForOp, int] | None = None) -> dict[Value, Value]:
