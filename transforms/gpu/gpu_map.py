@@ -41,7 +41,10 @@ buffer allocated at the function entry, and loaded right before each later user 
 where the user is), so the launches stay apart (:func:`scalars_to_demote` picks the values; index
 values, which may be affine operands, stay merged). A loop whose iter_args alone keep it off the host
 while its body holds parallel nests has them demoted the same way first
-(:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches. Refused (TransformError, the
+(:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches; an ``affine.if`` of host
+conditions that ``gpu-sink-ifs`` could not sink and whose branches hold a nest worth mapping stays on
+the host the same way (:mod:`.host_control`: the host evaluates it, each branch is mapped like a
+body). Refused (TransformError, the
 function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
@@ -124,13 +127,14 @@ class FunctionPlan:
     """How the top level of a function (or the body of a loop kept on the host: ``body``) splits
     into launches (see :func:`plan_function`)."""
 
-    def __init__(self, func: FuncOp, kinds: dict[Operation, str], units: list[Unit], body: Block | None = None):
+    def __init__(self, func: FuncOp, kinds: dict[Operation, str], units: list[Unit], body: Block | None = None,
+                 hosted_ifs: set[Operation] | None = None):
         self.func = func
         self.kinds = kinds
         self.units = units
         self.body = body if body is not None else func.body
         self.outer: FunctionPlan | None = None  # the plan of the block holding this host loop
-        self.hosted_ifs: set[Operation] = set()  # the ifs of its block worth keeping on the host
+        self.hosted_ifs: set[Operation] = hosted_ifs or set()  # the ifs of its block worth keeping on the host
         self.host: HostPlan | None = None  # where its host values are made (set when it is mapped)
 
     def _scopes(self) -> list[FunctionPlan]:
@@ -311,9 +315,7 @@ def plan_function(func: FuncOp, pass_name: str = PASS, body: Block | None = None
             reason = ""
         units.append(Unit(ops, span, reason, merged=bool(why)))
         u = end + 1
-    plan = FunctionPlan(func, kinds, units, body)
-    plan.hosted_ifs = hosted_ifs
-    return plan
+    return FunctionPlan(func, kinds, units, body, hosted_ifs)
 
 
 def _groups(top: list[Operation], kinds: dict[Operation, str], hosted_ifs=frozenset()) -> list[list[int]]:
