@@ -7,7 +7,9 @@ and NCHW (``air.library.conv2d(..., layout, dtype="f16")``: f16 storage, f32 sum
 its trace says why not; each operand's staging -- ``cp.async`` chunks or gathered per element -- is
 printed), against ``F.conv2d`` with ``torch.backends.cudnn.benchmark = True`` on the same tensors
 (channels-last tensors for NHWC). Linear layers: ``air.library.mlp(M, N, K, dtype="f16")``
-(matmul + bias + GELU) against ``torch.compile`` of the same torch function.
+(matmul + bias + GELU) against ``torch.compile`` of the same torch function. Matmuls 4096^3 through
+the options of ``gpu_pipeline``: f32 with ``allow_tf32=True`` against cuBLAS-TF32 (B given ``K x N``,
+gathered; and ``N x K``, ``cp.async``), f16 with ``accumulate_f16=True`` against cuBLAS f16.
 
 Each result is checked before timing: max |ours - torch| / max |torch| below ``--rtol`` (f16
 outputs of f32 sums: both round once per element, the sums in different orders), else the row says
@@ -66,7 +68,8 @@ def _rel_err(got, want) -> float:
 
 def run_case(torch, name: str, module, make_inputs, ours_out, reference, flops: float, args) -> tuple[str, bool]:
     """Compile ``module``, check it against ``reference`` on the first input set, time both."""
-    exe, comp_s, _ = compile_ours(module)
+    module, pipeline = module if isinstance(module, tuple) else (module, None)
+    exe, comp_s, _ = compile_ours(module, pipeline=pipeline)
     sets = make_inputs()
     exe(*sets[0])
     want = reference(*sets[0])
@@ -150,6 +153,35 @@ def mlp_case(torch, shape: tuple, args):
                     lambda st: st[pos["Y"]], compiled, 2.0 * m * n * k, args)
 
 
+def matmul_case(torch, n: int, dtype: str, transpose_b: bool, args, **pipeline_options):
+    from transforms.pipelines import gpu_pipeline
+
+    module = air.library.matmul(n, n, n, dtype=dtype, transpose_b=transpose_b)
+    tdt = {"f32": torch.float32, "f16": torch.float16}[dtype]
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    scale = 1 / math.sqrt(math.sqrt(n))
+    set_bytes = 3 * n * n * tdt.itemsize
+
+    def make_inputs():
+        return [[(torch.randn(n, n, device="cuda", generator=gen) * scale).to(tdt),
+                 (torch.randn(n, n, device="cuda", generator=gen) * scale).to(tdt),
+                 torch.full((n, n), float("nan"), device="cuda", dtype=tdt)]
+                for _ in range(rotation_copies(set_bytes, args.l2))]
+
+    def reference(a, b, _c):
+        return a @ (b.T if transpose_b else b)
+
+    what = " ".join(f"{k}" for k, v in pipeline_options.items() if v)
+    name = f"matmul {dtype} {n}^3{' B^T' if transpose_b else ''} {what} (vs cuBLAS{'-TF32' if dtype == 'f32' else ''})"
+    exe_module = (module, gpu_pipeline(**pipeline_options))
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "f32"
+    try:
+        return run_case(torch, name, exe_module, make_inputs, lambda st: st[2], reference, 2.0 * n ** 3, args)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="run the rows whose name contains this text (e.g. NHWC, 'k3 s1', mlp)")
@@ -177,11 +209,18 @@ def main(argv: list[str] | None = None) -> int:
           f"(benchmark mode); median of {args.repeat} after {args.warmup} warm-up calls; inputs rotated past 2x L2",
           flush=True)
     print(HEADER, flush=True)
-    cases = [(f"conv {layout} n{n} c{layer[0]} ", lambda n=n, layer=layer, layout=layout: conv_case(torch, n, layer,
-                                                                                                     layout, args))
-             for n in ((args.batch,) if args.batch else (1, 8)) for layout in ("NHWC", "NCHW")
-             for layer in RESNET50_LAYERS]
-    cases += [(f"mlp {s[0]}x{s[1]}x{s[2]}", lambda s=s: mlp_case(torch, s, args)) for s in MLP_SHAPES]
+    def convs(n):
+        return [(f"conv {layout} n{n} c{layer[0]} ", lambda n=n, layer=layer, layout=layout: conv_case(
+            torch, n, layer, layout, args)) for layout in ("NHWC", "NCHW") for layer in RESNET50_LAYERS]
+
+    extras = [(f"mlp {s[0]}x{s[1]}x{s[2]}", lambda s=s: mlp_case(torch, s, args)) for s in MLP_SHAPES]
+    extras += [(f"matmul tf32{' B^T' if tb else ''}", lambda tb=tb: matmul_case(torch, 4096, "f32", tb, args,
+                                                                                 allow_tf32=True))
+               for tb in (False, True)]
+    extras += [("matmul f16 accumulate_f16", lambda: matmul_case(torch, 4096, "f16", False, args,
+                                                                 accumulate_f16=True))]
+    batches = (args.batch,) if args.batch else (1, 8)
+    cases = convs(batches[0]) + extras + [c for n in batches[1:] for c in convs(n)]
     start, ok, skipped = time.perf_counter(), True, []
     for name, case in cases:
         if args.only and args.only not in name:

@@ -68,7 +68,7 @@ from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import AffineApplyOp, AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
-from affine_ir.dialects.arith import ConstantOp, XoriOp
+from affine_ir.dialects.arith import ConstantOp, ExtfOp, XoriOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, LoadOp, StoreOp
 from affine_ir.dialects.nvgpu import (
@@ -80,7 +80,7 @@ from affine_ir.dialects.nvgpu import (
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import WORKGROUP, index, memref, vector
+from affine_ir.types import WORKGROUP, f32, index, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import access_subscripts, top_level_loops
@@ -469,8 +469,8 @@ class _Kernel:
             for i in range(t.frags_m):
                 for j in range(t.frags_n):
                     k = i * t.frags_n + j
-                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k], location=self.loc,
-                                               name_hint="acc")).results[0]
+                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k],
+                                               kind.input.width == 32, location=self.loc, name_hint="acc")).results[0]
         return accs
 
     def _epilogue(self, at: _At, accs: list[Value]) -> None:
@@ -491,6 +491,8 @@ class _Kernel:
                         mapping.update(self._side_ivs(at, c.cols, col, self.bx))
                         x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
                                              name_hint="sum")).results[0]
+                        if plan.kind.acc != f32:  # f16 sums: the nest's ops take f32
+                            x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
                         inside = self._inside(at, row, col)
                         for op in c.pre:
                             inside.add(op.clone(mapping))
@@ -541,6 +543,10 @@ class GpuMapMma(Pass):
     tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,warps-m,warps-n (default: chosen for the "
                                                  "target)")
     stages: int = option(0, "stages of the shared-memory ring (0: as many as the shared memory holds, at most 4)")
+    allow_tf32: bool = option(False, "map f32 contractions onto TF32 mma.sync m16n8k8 (inputs rounded to 10-bit "
+                                     "mantissas; off by default, as in PyTorch)")
+    accumulate_f16: bool = option(False, "accumulate f16 contractions in f16 fragments (f16 sums: see "
+                                         "docs/tensor_cores.md for the tolerance)")
 
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
@@ -560,7 +566,7 @@ class GpuMapMma(Pass):
             if isinstance(c, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): not a contraction: {c}")
                 continue
-            plan = plan_mma(c, gpu)
+            plan = plan_mma(c, gpu, self.allow_tf32, self.accumulate_f16)
             tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
@@ -570,7 +576,8 @@ class GpuMapMma(Pass):
             layout = "; ".join(x.describe() for x in plan.operands())
             ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                                 f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
-                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}")
+                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}"
+                                + (f" ({plan.note})" if plan.note else ""))
 
     def _tiles(self, plan: MmaPlan, gpu: GPUTarget) -> MmaTiles | str:
         """The options' tiles or the cost model's for ``plan``, or why none fits."""

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp, MulfOp
-from affine_ir.types import FloatType, MemRefType, Type, f32
+from affine_ir.types import FloatType, MemRefType, Type, f16, f32
 from analysis import iter_arg_reduction
 from analysis.targets import GPUTarget
 
@@ -67,7 +67,7 @@ REGISTER_OVERHEAD = 64
 #: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
 LATENCY_WARPS = 8
 #: The target's tensor-rate key of each input type.
-TENSOR_RATE = {"f16": "fp16", "bf16": "bf16"}
+TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32"}
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ class MmaKind:
         return CHUNK_BYTES // self.bytes
 
     def describe(self) -> str:
-        return f"mma.sync m16n8k{self.k} {self.input} -> {self.acc}"
+        src = "f32 as tf32" if self.input == f32 else str(self.input)
+        return f"mma.sync m16n8k{self.k} {src} -> {self.acc}"
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ class MmaPlan:
     b: MmaOperand
     combine: Operation  # the inner body's ``arith.addf`` of the carried sum and the product
     init_zero: bool  # the sums start at the constant 0 (else the initial value is added in the epilogue)
+    note: str = ""  # an option that did not apply, and why
 
     def operands(self) -> tuple[MmaOperand, MmaOperand]:
         return self.a, self.b
@@ -195,41 +197,48 @@ def _constant_zero(v: Value) -> bool:
     return isinstance(op, ConstantOp) and op.value == 0
 
 
-def _factor(v: Value, c: Contraction) -> tuple[Operation, AffineLoadOp, AffineIfOp | None] | str:
-    """(the packed read, its load, its zero-padding guard or None) whose ``arith.extf`` to f32 is the
-    factor ``v`` -- ``extf(load)``, or an ``affine.if`` yielding ``extf(load)`` inside and 0 outside --
-    or why ``v`` is not one."""
+def _factor(v: Value, c: Contraction, allow_tf32: bool) -> tuple[Operation, AffineLoadOp, AffineIfOp | None] | str:
+    """(the packed read, its load, its zero-padding guard or None) that is the factor ``v`` --
+    ``extf(load)`` of a 16-bit load (an f32 load as loaded, through TF32, when ``allow_tf32``), or an
+    ``affine.if`` yielding that inside a window and 0 outside -- or why ``v`` is not one."""
     op = v.owner if isinstance(v.owner, Operation) else None
-    if isinstance(op, AffineLoadOp):
-        return _type_reason(op.results[0].type) + " (a factor is multiplied as loaded)"
     if isinstance(op, AffineIfOp) and op in c.packs:
         then = [o for o in op.then_block.ops if not isinstance(o, AffineYieldOp)]
-        other = op.else_block.ops[-1].operands[0]
-        if len(then) != 2 or then[1].results[0] is not op.then_block.ops[-1].operands[0]:
-            return "a zero-padded factor does more than extend a load to f32 inside its window"
-        if not _constant_zero(other):
+        if not _constant_zero(op.else_block.ops[-1].operands[0]):
             return "a padded factor is not zero outside its window (cp.async can only zero-fill)"
-        load = _extended_load(then[1], c, guarded=True)
-        if isinstance(load, str) or load[1] is not then[0]:
-            return load if isinstance(load, str) else "a zero-padded factor reads more than one load"
-        return op, load[1], op
-    return _extended_load(op, c)
+        load = _loaded(op.then_block.ops[-1].operands[0], c, allow_tf32, guarded=True)
+        if isinstance(load, str):
+            return load
+        if then[0] is not load or len(then) != (1 if then[-1] is load else 2):
+            return "a zero-padded factor does more than load (and extend to f32) inside its window"
+        return op, load, op
+    load = _loaded(v, c, allow_tf32)
+    return load if isinstance(load, str) else (load, load, None)
 
 
-def _extended_load(op: Operation | None, c: Contraction,
-                   guarded: bool = False) -> tuple[Operation, AffineLoadOp, None] | str:
-    """``(load, load, None)`` when ``op`` is ``arith.extf`` to f32 of a packed load (of the load inside
-    a guarded read when ``guarded``), else why not."""
-    if not isinstance(op, ExtfOp) or op.results[0].type != f32:
+def _loaded(v: Value, c: Contraction, allow_tf32: bool, guarded: bool = False) -> AffineLoadOp | str:
+    """The packed load (the load inside a guarded read when ``guarded``) whose value, extended to
+    f32 (or as loaded: f32 through TF32 when ``allow_tf32``) is ``v``; else why not."""
+    op = v.owner if isinstance(v.owner, Operation) else None
+    if isinstance(op, AffineLoadOp):
+        t = op.results[0].type
+        if t != f32 or not allow_tf32:
+            return _type_reason(t) + " (a factor is multiplied as loaded)"
+        ld = op
+    elif isinstance(op, ExtfOp) and op.results[0].type == f32 and isinstance(op.operands[0].owner, AffineLoadOp):
+        ld = op.operands[0].owner
+    else:
         return "a factor of the product is not an arith.extf to f32 of a load"
-    ld = op.operands[0].owner
-    if not isinstance(ld, AffineLoadOp) or (ld not in c.packs and not guarded):
+    if ld not in c.packs and not guarded:
         return "a factor of the product is not a plain affine.load varying with k and one side"
-    return ld, ld, None
+    return ld
 
 
-def plan_mma(c: Contraction, gpu: GPUTarget) -> MmaPlan | str:
-    """The matrix-unit plan of ``c`` on ``gpu`` (see the module docstring), or why there is none."""
+def plan_mma(c: Contraction, gpu: GPUTarget, allow_tf32: bool = False, accumulate_f16: bool = False) -> MmaPlan | str:
+    """The matrix-unit plan of ``c`` on ``gpu`` (see the module docstring), or why there is none.
+    ``allow_tf32``: f32 operands go through ``mma.sync m16n8k8`` on TF32 (their mantissas rounded
+    to 10 bits); ``accumulate_f16``: f16 operands accumulate in f16 fragments (bf16 and TF32 have no
+    f16 accumulation: they keep f32, said in :attr:`MmaPlan.note`)."""
     if c.triangular:
         return f"the band of {c.describe()} is triangular"
     if c.direct:
@@ -244,7 +253,7 @@ def plan_mma(c: Contraction, gpu: GPUTarget) -> MmaPlan | str:
     mul = term.owner if isinstance(term.owner, Operation) else None
     if not isinstance(mul, MulfOp):
         return "the term added per step is not an arith.mulf of two factors"
-    reads = [_factor(v, c) for v in mul.operands]
+    reads = [_factor(v, c, allow_tf32) for v in mul.operands]
     bad = next((f for f in reads if isinstance(f, str)), None)
     if bad is not None:
         return bad
@@ -261,12 +270,16 @@ def plan_mma(c: Contraction, gpu: GPUTarget) -> MmaPlan | str:
     single = (la.results[0], lb.results[0], term, *mul.operands)
     if extra or any(len(v.uses) != 1 for v in single):
         return f"the reduction ({loop_name(c.inner)}) computes more than the product of its two operands"
-    kind = MmaKind(ta, f32)
+    note = ""
+    acc = f16 if accumulate_f16 and ta == f16 else f32
+    if accumulate_f16 and ta != f16:
+        note = f"accumulate-f16 does not apply to {ta} operands (no f16 accumulation): f32 sums"
+    kind = MmaKind(ta, acc, 8 if ta.width == 32 else 16)
     operands = {}
     for _, ld, guard in reads:
         op = staged(ld, guard, c, kind)
         operands[op.side] = op
-    return MmaPlan(c, kind, operands["A"], operands["B"], combine, _constant_zero(c.red.inits[0]))
+    return MmaPlan(c, kind, operands["A"], operands["B"], combine, _constant_zero(c.red.inits[0]), note)
 
 
 def staged(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: MmaKind) -> MmaOperand:
@@ -283,7 +296,7 @@ def staged(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: Mma
     strides = _flat_strides(ld)
     k_stride = abs(strides.get(c.inner.induction_var, 0))
     p_stride = abs(strides.get(c.side_loops(side)[-1].induction_var, 0))
-    k_fast = not (p_stride and (not k_stride or p_stride <= k_stride))
+    k_fast = kind.input.width == 32 or not (p_stride and (not k_stride or p_stride <= k_stride))
     return MmaOperand(ld, side, k_fast, guard, gather=True, gather_reason=op)
 
 
@@ -303,7 +316,7 @@ def _flat_strides(ld: AffineLoadOp) -> dict[Value, int]:
 
 def _type_reason(t: Type) -> str:
     if isinstance(t, FloatType) and t.name == "f32":
-        return "f32 operands would be rounded to TF32 by the matrix units (TF32 is not mapped yet; allow-tf32 is off)"
+        return "f32 operands would be rounded to TF32 by the matrix units (allow-tf32 is off)"
     return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums)"
 
 
@@ -334,6 +347,8 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
         return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
                 f"offsets and trip count must be multiples of {n} elements)")
+    if fast_loop is not k_loop and kind.input.width == 32:
+        return f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit elements"
     if guard is not None and fast_loop.induction_var in guard.operands:
         return f"the zero-padding of {what} changes along ({loop_name(fast_loop)}) within a 16-byte chunk"
     return MmaOperand(ld, side, fast_loop is k_loop, guard)
@@ -357,7 +372,7 @@ def fits(tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> str | None:
     if need > gpu.shared_memory_per_block_optin:
         return (f"{tiles.describe()} needs {need} bytes of shared memory, {gpu.name} has "
                 f"{gpu.shared_memory_per_block_optin} per block")
-    regs = tiles.warp_m * tiles.warp_n // gpu.warp_size * (kind.acc.width // 32) + REGISTER_OVERHEAD
+    regs = tiles.warp_m * tiles.warp_n * kind.acc.width // (32 * gpu.warp_size) + REGISTER_OVERHEAD
     if regs > gpu.max_registers_per_thread or regs * threads > gpu.registers_per_block:
         return f"{tiles.describe()} needs about {regs} registers per thread"
     return None
