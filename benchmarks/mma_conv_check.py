@@ -9,7 +9,9 @@ printed), against ``F.conv2d`` with ``torch.backends.cudnn.benchmark = True`` on
 (channels-last tensors for NHWC). Linear layers: ``air.library.mlp(M, N, K, dtype="f16")``
 (matmul + bias + GELU) against ``torch.compile`` of the same torch function. Matmuls 4096^3 through
 the options of ``gpu_pipeline``: f32 with ``allow_tf32=True`` against cuBLAS-TF32 (B given ``K x N``,
-gathered; and ``N x K``, ``cp.async``), f16 with ``accumulate_f16=True`` against cuBLAS f16.
+gathered; and ``N x K``, ``cp.async``), f16 with ``accumulate_f16=True`` against cuBLAS f16, and
+int8 (``dtype="i8"``: i8 x i8 -> i32, B given ``N x K``) against ``torch._int_mm`` (exact: the check
+asks equality).
 
 Each result is checked before timing: max |ours - torch| / max |torch| below ``--rtol`` (f16
 outputs of f32 sums: both round once per element, the sums in different orders), else the row says
@@ -63,7 +65,14 @@ def _time(fn_sets, args) -> float:
 
 
 def _rel_err(got, want) -> float:
+    """max |got - want| / max |want|; for integers 0 exactly when they are equal (else at least 1)."""
+    if not got.dtype.is_floating_point:
+        return 0.0 if torch_equal(got, want) else max(1.0, float((got.double() - want.double()).abs().max()))
     return float((got.double() - want.double()).abs().max() / want.double().abs().max())
+
+
+def torch_equal(a, b) -> bool:
+    return bool((a == b).all())
 
 
 def run_case(torch, name: str, module, make_inputs, ours_out, reference, flops: float, args) -> tuple[str, bool]:
@@ -157,22 +166,29 @@ def matmul_case(torch, n: int, dtype: str, transpose_b: bool, args, **pipeline_o
     from transforms.pipelines import gpu_pipeline
 
     module = air.library.matmul(n, n, n, dtype=dtype, transpose_b=transpose_b)
-    tdt = {"f32": torch.float32, "f16": torch.float16}[dtype]
+    tdt = {"f32": torch.float32, "f16": torch.float16, "i8": torch.int8}[dtype]
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     scale = 1 / math.sqrt(math.sqrt(n))
     set_bytes = 3 * n * n * tdt.itemsize
 
+    def operand():
+        if dtype == "i8":
+            return torch.randint(-128, 128, (n, n), device="cuda", generator=gen, dtype=torch.int8)
+        return (torch.randn(n, n, device="cuda", generator=gen) * scale).to(tdt)
+
     def make_inputs():
-        return [[(torch.randn(n, n, device="cuda", generator=gen) * scale).to(tdt),
-                 (torch.randn(n, n, device="cuda", generator=gen) * scale).to(tdt),
-                 torch.full((n, n), float("nan"), device="cuda", dtype=tdt)]
+        out = torch.int32 if dtype == "i8" else tdt
+        return [[operand(), operand(), torch.full((n, n), -1 if dtype == "i8" else float("nan"), device="cuda",
+                                                  dtype=out)]
                 for _ in range(rotation_copies(set_bytes, args.l2))]
 
     def reference(a, b, _c):
-        return a @ (b.T if transpose_b else b)
+        b = b.T if transpose_b else b
+        return torch._int_mm(a, b) if dtype == "i8" else a @ b
 
     what = " ".join(f"{k}" for k, v in pipeline_options.items() if v)
-    name = f"matmul {dtype} {n}^3{' B^T' if transpose_b else ''} {what} (vs cuBLAS{'-TF32' if dtype == 'f32' else ''})"
+    anchor = {"f32": "cuBLAS-TF32", "f16": "cuBLAS", "i8": "torch._int_mm"}[dtype]
+    name = f"matmul {dtype} {n}^3{' B^T' if transpose_b else ''} {what} (vs {anchor})"
     exe_module = (module, gpu_pipeline(**pipeline_options))
     old = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == "f32"
@@ -219,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                for tb in (False, True)]
     extras += [("matmul f16 accumulate_f16", lambda: matmul_case(torch, 4096, "f16", False, args,
                                                                  accumulate_f16=True))]
+    extras += [("matmul i8 B^T", lambda: matmul_case(torch, 4096, "i8", True, args))]
     batches = (args.batch,) if args.batch else (1, 8)
     cases = convs(batches[0]) + extras + [c for n in batches[1:] for c in convs(n)]
     start, ok, skipped = time.perf_counter(), True, []

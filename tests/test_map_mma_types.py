@@ -1,5 +1,5 @@
-"""``gpu-map-mma`` data types (issue 18): f32 through TF32 (``allow-tf32``, off by default) and f16
-accumulation (``accumulate-f16``).
+"""``gpu-map-mma`` data types (issue 18): f32 through TF32 (``allow-tf32``, off by default), f16
+accumulation (``accumulate-f16``) and int8 (``matmul(..., dtype="i8")``: i8 x i8 -> i32, exact).
 
 On the interpreter's launch emulation (both thread orders): on integer-valued quarter data (exact in
 TF32 and, for sums below 2048 units of 1/16, in f16) the mapped kernels give the nest's bits; on data
@@ -164,3 +164,61 @@ def test_nvrtc_compiles_the_tf32_and_f16_accumulating_kernels(name):
 def test_the_default_accumulators_are_f32():
     out, decision = check_same_bits(L.matmul(16, 16, 16, dtype="f16"), "tile-sizes=16,16,16,1,2")
     assert {op.result.type.element_type for op in ops_of(out, MmaSyncOp)} == {f32}
+
+
+# -- int8: i8 x i8 -> i32 on mma.sync m16n8k32, exact -------------------------------------------------------------
+def int8_inputs(module, seed: int = 0) -> list:
+    """Full-range i8 operands (and i32 outputs/initial values): the i32 sums are exact."""
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-128, 128, a.type.shape).astype(np.int8 if a.type.element_type.width == 8 else np.int32)
+            for a in module.functions[0].args]
+
+
+def test_the_library_builds_int8_matmuls_with_i32_outputs():
+    m = L.matmul(5, 6, 7, dtype="i8", transpose_b=True)
+    assert [str(a.type) for a in m.functions[0].args] == ["memref<5x7xi8>", "memref<6x7xi8>", "memref<5x6xi32>"]
+    a, b, c = int8_inputs(m)
+    got = run(m, [a, b, c])[-1]
+    np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32).T)
+    acc = run(L.batch_matmul(2, 3, 4, 5, dtype="i8", accumulate=True), int8_inputs(L.batch_matmul(2, 3, 4, 5,
+                                                                                                  dtype="i8")))
+    assert acc[-1].dtype == np.int32
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        L.softmax((4, 4), dtype="i8")  # only the matmuls take integers
+
+
+INT8_CASES = {
+    "matmul (B gathered: N not a multiple of 16)": (lambda: L.matmul(32, 40, 64, dtype="i8"), "32,32,32,2,2"),
+    "matmul B transposed, partial k": (lambda: L.matmul(20, 24, 48, dtype="i8", transpose_b=True), "32,32,32,2,2"),
+    "batch matmul A transposed, accumulate": (lambda: L.batch_matmul(2, 16, 16, 40, dtype="i8", transpose_a=True,
+                                                                     accumulate=True), "16,16,32,1,2"),
+}
+
+
+@pytest.mark.parametrize("name", list(INT8_CASES))
+def test_int8_contractions_are_exact_in_both_thread_orders(name):
+    make, tiles = INT8_CASES[name]
+    m = make()
+    out, decisions = map_mma(prepared(m), f"tile-sizes={tiles}")
+    assert [d.kind for d in decisions] == ["applied"] and "m16n8k32 i8 -> i32" in decisions[0].message
+    args = int8_inputs(m)
+    want = run(m, args)[-1]
+    assert np.abs(want).max() > 2 ** 14  # full-range products, not small sums
+    np.testing.assert_array_equal(both_orders(out, args)[-1], want)
+    assert not any(op.transpose for op in ops_of(out, LdMatrixOp))
+
+
+def test_int8_tiles_need_a_k_step_of_32():
+    before = prepared(L.matmul(32, 32, 64, dtype="i8"))
+    out, decisions = map_mma(before, SMALL)
+    assert str(out) == str(before) and "not a multiple of the fragment's k 32" in decisions[0].message
+
+
+def test_nvrtc_compiles_the_int8_kernel():
+    out, decisions = map_mma(prepared(L.matmul(256, 256, 256, dtype="i8", transpose_b=True)), "")
+    assert [d.kind for d in decisions] == ["applied"]
+    src = emit(PassManager.parse("gpu-map,canonicalize,cse").run(out)).source
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src and "cp.async.cg" in src
+    for arch in ("sm_80", "sm_90a"):
+        cubin, log = nvrtc_compile(src, arch)
+        assert cubin and log == "", f"{arch}: {log}"

@@ -80,7 +80,7 @@ from affine_ir.dialects.nvgpu import (
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import WORKGROUP, f32, index, memref, vector
+from affine_ir.types import WORKGROUP, f32, i32, index, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import access_subscripts, top_level_loops
@@ -220,7 +220,7 @@ class _Kernel:
         self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
         self.copy_slots = [self._gather_slots(r) if r.operand.gather else self._copy_slots(r) for r in self.rings]
         frag = vector((2, 2), self.plan.kind.acc)
-        zero = at.add(ConstantOp.of(0.0, frag, location=self.loc)).results[0]
+        zero = at.add(ConstantOp.of(0 if self.plan.kind.acc == i32 else 0.0, frag, location=self.loc)).results[0]
         accs = [zero] * (t.frags_m * t.frags_n)
         s_count = t.stages
         groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
@@ -491,7 +491,7 @@ class _Kernel:
                         mapping.update(self._side_ivs(at, c.cols, col, self.bx))
                         x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
                                              name_hint="sum")).results[0]
-                        if plan.kind.acc != f32:  # f16 sums: the nest's ops take f32
+                        if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
                             x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
                         inside = self._inside(at, row, col)
                         for op in c.pre:

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
-from affine_ir.dialects.arith import ConstantOp, ExtfOp, MulfOp
-from affine_ir.types import FloatType, MemRefType, Type, f16, f32
+from affine_ir.dialects.arith import ConstantOp, ExtfOp, ExtsiOp, MulfOp, MuliOp
+from affine_ir.types import FloatType, MemRefType, Type, f16, f32, i32
 from analysis import iter_arg_reduction
 from analysis.targets import GPUTarget
 
@@ -67,7 +67,11 @@ REGISTER_OVERHEAD = 64
 #: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
 LATENCY_WARPS = 8
 #: The target's tensor-rate key of each input type.
-TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32"}
+TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "i8": "int8"}
+#: The sum's type of each input type's default accumulation (the nest's sum must have it).
+SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32}
+#: The k of each input type's ``mma.sync m16n8k{k}`` (16 bytes of a row: 8 f16, 4 tf32, 16 s8, times 2).
+MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32}
 
 
 @dataclass(frozen=True)
@@ -225,7 +229,8 @@ def _loaded(v: Value, c: Contraction, allow_tf32: bool, guarded: bool = False) -
         if t != f32 or not allow_tf32:
             return _type_reason(t) + " (a factor is multiplied as loaded)"
         ld = op
-    elif isinstance(op, ExtfOp) and op.results[0].type == f32 and isinstance(op.operands[0].owner, AffineLoadOp):
+    elif (isinstance(op, (ExtfOp, ExtsiOp)) and op.results[0].type in (f32, i32)  # op-name: f32/i32 widening
+          and isinstance(op.operands[0].owner, AffineLoadOp)):
         ld = op.operands[0].owner
     else:
         return "a factor of the product is not an arith.extf to f32 of a load"
@@ -244,15 +249,15 @@ def plan_mma(c: Contraction, gpu: GPUTarget, allow_tf32: bool = False, accumulat
     if c.direct:
         return "the reduction reads operands per element (not packed on one side)"
     red = iter_arg_reduction(c.inner, 0)
-    if red is None or red.kind != "addf" or len(red.ops) != 1:
-        return f"the reduction ({loop_name(c.inner)}) is not one arith.addf of a product per step"
-    if c.red.results[0].type != f32:
+    if red is None or red.kind not in ("addf", "addi") or len(red.ops) != 1:
+        return f"the reduction ({loop_name(c.inner)}) is not one arith.addf (addi) of a product per step"
+    if c.red.results[0].type not in (f32, i32):
         return _type_reason(c.red.results[0].type)
     combine = red.ops[0]
     term = next(v for v in combine.operands if v is not red.value)
     mul = term.owner if isinstance(term.owner, Operation) else None
-    if not isinstance(mul, MulfOp):
-        return "the term added per step is not an arith.mulf of two factors"
+    if not isinstance(mul, (MulfOp, MuliOp)):  # op-name: the product of the two factors, float or integer
+        return "the term added per step is not an arith.mulf (muli) of two factors"
     reads = [_factor(v, c, allow_tf32) for v in mul.operands]
     bad = next((f for f in reads if isinstance(f, str)), None)
     if bad is not None:
@@ -273,8 +278,10 @@ def plan_mma(c: Contraction, gpu: GPUTarget, allow_tf32: bool = False, accumulat
     note = ""
     acc = f16 if accumulate_f16 and ta == f16 else f32
     if accumulate_f16 and ta != f16:
-        note = f"accumulate-f16 does not apply to {ta} operands (no f16 accumulation): f32 sums"
-    kind = MmaKind(ta, acc, 8 if ta.width == 32 else 16)
+        note = f"accumulate-f16 does not apply to {ta} operands (no f16 accumulation): {SUM_TYPE[str(ta)]} sums"
+    if SUM_TYPE[str(ta)] != c.red.results[0].type:
+        return f"{ta} operands summed in {c.red.results[0].type} (mma.sync sums them in {SUM_TYPE[str(ta)]})"
+    kind = MmaKind(ta, acc if ta == f16 else SUM_TYPE[str(ta)], MMA_K[str(ta)])
     operands = {}
     for _, ld, guard in reads:
         op = staged(ld, guard, c, kind)
@@ -296,7 +303,7 @@ def staged(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: Mma
     strides = _flat_strides(ld)
     k_stride = abs(strides.get(c.inner.induction_var, 0))
     p_stride = abs(strides.get(c.side_loops(side)[-1].induction_var, 0))
-    k_fast = kind.input.width == 32 or not (p_stride and (not k_stride or p_stride <= k_stride))
+    k_fast = kind.input.width != 16 or not (p_stride and (not k_stride or p_stride <= k_stride))
     return MmaOperand(ld, side, k_fast, guard, gather=True, gather_reason=op)
 
 
@@ -317,7 +324,7 @@ def _flat_strides(ld: AffineLoadOp) -> dict[Value, int]:
 def _type_reason(t: Type) -> str:
     if isinstance(t, FloatType) and t.name == "f32":
         return "f32 operands would be rounded to TF32 by the matrix units (allow-tf32 is off)"
-    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums)"
+    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums, tf32, i8 with i32 sums)"
 
 
 def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: MmaKind) -> MmaOperand | str:
@@ -347,7 +354,7 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
         return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
                 f"offsets and trip count must be multiples of {n} elements)")
-    if fast_loop is not k_loop and kind.input.width == 32:
+    if fast_loop is not k_loop and kind.input.width != 16:
         return f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit elements"
     if guard is not None and fast_loop.induction_var in guard.operands:
         return f"the zero-padding of {what} changes along ({loop_name(fast_loop)}) within a 16-byte chunk"
