@@ -32,7 +32,7 @@ from .dialects import math as math_d
 from .dialects.affine import is_valid_symbol
 from .dialects.builtin import ModuleOp
 from .errors import AffineError
-from .types import FloatType, FunctionType, MemRefType, Type, index, scalar
+from .types import FloatType, FunctionType, IntegerType, MemRefType, Type, index, scalar
 from .types import memref as memref_type
 
 
@@ -419,12 +419,15 @@ class Builder:
         return self.insert(arith.OPS[kind](value, t)).result
 
     def convert(self, value: Value, to: Type | str) -> Value:
-        """Float-to-float conversion (extf/truncf) or the value itself when the type matches."""
+        """Float-to-float conversion (extf/truncf), signed integer widening or narrowing
+        (extsi/trunci), or the value itself when the type matches."""
         t = scalar(to) if isinstance(to, str) else to
         if value.type == t:
             return value
         if isinstance(value.type, FloatType) and isinstance(t, FloatType):
             return self.cast("extf" if t.width > value.type.width else "truncf", value, t)
+        if isinstance(value.type, IntegerType) and isinstance(t, IntegerType):
+            return self.cast("extsi" if t.width > value.type.width else "trunci", value, t)
         raise ValueError(f"no float conversion from {value.type} to {t}")
 
     def alloc(self, type_: MemRefType, dynamic_sizes: Sequence[Value] = (), name: str | None = None) -> Value:

@@ -178,12 +178,38 @@ func.func @gather_mm(%A: memref<32x32xf16>, %B: memref<32x32xf16>, %P: memref<32
 }
 """
 
+PADDED_WITH_ONE = """
+func.func @pad_one(%A: memref<32x40xf16>, %B: memref<32x32xf16>, %C: memref<32x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  affine.for %i = 0 to 32 {
+    affine.for %j = 0 to 32 {
+      %r = affine.for %k = 0 to 32 iter_args(%acc = %z) -> (f32) {
+        %x = affine.if affine_set<(d0) : (d0 - 4 >= 0)>(%k) -> f32 {
+          %a = affine.load %A[%i, %k] : memref<32x40xf16>
+          %e = arith.extf %a : f16 to f32
+          affine.yield %e : f32
+        } else {
+          affine.yield %one : f32
+        }
+        %b = affine.load %B[%k, %j] : memref<32x32xf16>
+        %y = arith.extf %b : f16 to f32
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %acc, %m : f32
+        affine.yield %s : f32
+      }
+      affine.store %r, %C[%i, %j] : memref<32x32xf32>
+    }
+  }
+  return
+}
+"""
+
 REFUSED = {
     "f32 without TF32": (lambda: L.matmul(32, 32, 32, dtype="f32"), "rounded to TF32"),
     "f64": (lambda: L.matmul(32, 32, 32, dtype="f64"), "f64 has no matrix-unit support"),
     "non-affine read": (lambda: air.parse(NON_AFFINE), "memref.load"),
-    "columns not in 16-byte chunks": (lambda: L.matmul(32, 33, 32, dtype="f16"), "is not in aligned 16-byte chunks"),
-    "k not in 16-byte chunks": (lambda: L.matmul(32, 32, 20, dtype="f16"), "is not in aligned 16-byte chunks"),
+    "padding that is not zero": (lambda: air.parse(PADDED_WITH_ONE), "not zero outside its window"),
     "not a contraction": (lambda: L.softmax((32, 32), dtype="f16"), "not a contraction"),
 }
 

@@ -8,7 +8,8 @@ Conventions every op follows:
   name to the function (one per distinct name, in order of first appearance among the op's
   size parameters); loops use it as a symbol in their bounds.
 - Storage is in ``dtype``; arithmetic is in the *compute type*: f32 for f32/f16/bf16
-  (f64 for f64). Loaded values are ``arith.extf``'d to it and results ``arith.truncf``'d
+  (f64 for f64; i32 for i8, which only the ops listing :data:`INT_DTYPES` accept: ``matmul``,
+  ``batch_matmul``, with an i32 output). Loaded values are ``arith.extf``'d to it and results ``arith.truncf``'d
   when stored, so f16/bf16 round once per stored element.
 - Constants, size conversions and ``memref.alloc`` temporaries sit at the top of the
   function; temporaries are ``memref.dealloc``'d at its end.
@@ -25,10 +26,12 @@ from ..builder import Builder, Index
 from ..core import Operation, Value
 from ..dialects.builtin import ModuleOp
 from ..dialects.func import FuncOp
-from ..types import MemRefType, Type, index, memref, scalar
+from ..types import IntegerType, MemRefType, Type, index, memref, scalar
 from ..verifier import verify
 
 DTYPES = ("f32", "f16", "bf16", "f64")
+#: Integer storage types: only the ops that say so accept them (int8 matmuls: i8 x i8 -> i32, exact).
+INT_DTYPES = ("i8",)
 # Loop IV names for the dims of a generic shape (element-wise ops, reductions, softmax).
 DIM_NAMES = ("i", "j", "k", "l", "m", "n", "o", "p")
 NEG_INF = float("-inf")
@@ -54,9 +57,9 @@ def derive(fn: Callable, *deps):
     return Derived(fn, tuple(deps))
 
 
-def check_dtype(dtype: str) -> str:
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+def check_dtype(dtype: str, allowed: Sequence[str] = DTYPES) -> str:
+    if dtype not in allowed:
+        raise ValueError(f"dtype must be one of {tuple(allowed)}, got {dtype!r}")
     return dtype
 
 
@@ -118,7 +121,7 @@ def symbol_names(sizes) -> list[str]:
 
 
 def compute_dtype(dtype: str) -> str:
-    return "f64" if dtype == "f64" else "f32"
+    return {"f64": "f64", "i8": "i32"}.get(dtype, "f32")
 
 
 class Kernel:
@@ -132,9 +135,9 @@ class Kernel:
         module = k.module
     """
 
-    def __init__(self, name: str, dtype: str, sizes: Sequence = ()):
+    def __init__(self, name: str, dtype: str, sizes: Sequence = (), dtypes: Sequence[str] = DTYPES):
         self.name = name
-        self.dtype = check_dtype(dtype)
+        self.dtype = check_dtype(dtype, dtypes)
         self.stype: Type = scalar(dtype)
         self.ctype: Type = scalar(compute_dtype(dtype))
         self.b = Builder()
@@ -148,12 +151,13 @@ class Kernel:
 
     # -- the function ---------------------------------------------------------------
     @contextlib.contextmanager
-    def function(self, **shapes) -> Iterator[tuple[Value, ...]]:
+    def function(self, element_types: dict[str, str] | None = None, **shapes) -> Iterator[tuple[Value, ...]]:
         """Build the function with memref arguments ``name=shape`` (in order, element type
-        ``dtype``) and trailing index arguments for the symbolic sizes; yields the memrefs.
-        On exit, deallocates the temporaries and verifies the module."""
+        ``dtype``, or ``element_types[name]``) and trailing index arguments for the symbolic sizes;
+        yields the memrefs. On exit, deallocates the temporaries and verifies the module."""
         names = symbol_names(list(self._size_order) + list(shapes.values()))
-        args = [(n, self.memref_type(shape)) for n, shape in shapes.items()]
+        types = element_types or {}
+        args = [(n, self.memref_type(shape, types.get(n))) for n, shape in shapes.items()]
         args += [(n, index) for n in names]
         with self.b.function(self.name, args) as vals:
             self._body = vals[0].owner  # the entry block (every op has a memref argument)
@@ -238,6 +242,8 @@ class Kernel:
         """A hoisted ``arith.constant`` (the compute type by default), created once."""
         t = type_ or self.ctype
         t = scalar(t) if isinstance(t, str) else t
+        if isinstance(t, IntegerType):
+            value = int(value)
         key = (repr(value), t)
         if key not in self._consts:
             with self.prologue():
@@ -264,6 +270,11 @@ class Kernel:
                 lo, hi = (0, bounds[0]) if len(bounds) == 1 else bounds
                 ivs.append(stack.enter_context(self.b.affine_for(self.size(lo), self.size(hi), name=name)))
             yield ivs
+
+    @property
+    def integer(self) -> bool:
+        """Whether the arithmetic is on integers (i8 storage, i32 compute)."""
+        return isinstance(self.ctype, IntegerType)
 
     def load(self, mem: Value, indices: Sequence) -> Value:
         """``affine.load`` converted to the compute type."""

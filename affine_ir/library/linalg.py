@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from ..core import Value
 from ..dialects.builtin import ModuleOp
-from ._kernel import Kernel, check_size
+from ._kernel import DTYPES, INT_DTYPES, Kernel, check_size
 
 
 def emit_contraction(k: Kernel, acc: Value, out_loops: Sequence, red_loops: Sequence,
@@ -51,10 +51,16 @@ def emit_contraction(k: Kernel, acc: Value, out_loops: Sequence, red_loops: Sequ
 
 def _accumulate(k: Kernel, acc: Value, idx, factors: Sequence[Value]) -> None:
     b = k.b
+    mul, add = (b.muli, b.addi) if k.integer else (b.mulf, b.addf)
     prod = factors[0]
     for f in factors[1:]:
-        prod = b.mulf(prod, f)
-    k.update(acc, idx, lambda c: b.addf(c, prod))
+        prod = mul(prod, f)
+    k.update(acc, idx, lambda c: add(c, prod))
+
+
+def _int_output(dtype: str) -> dict[str, str]:
+    """The output's element type where it is not ``dtype``: i32 for i8 operands."""
+    return {"C": "i32"} if dtype in INT_DTYPES else {}
 
 
 def emit_matmul_body(k: Kernel, A: Value, B: Value, C: Value, M, N, K, *, batch=None,
@@ -96,12 +102,14 @@ def matmul(M, N, K, dtype: str = "f32", *, transpose_a: bool = False, transpose_
     zero-init of the accumulator over ``(%i, %j)`` (skipped for ``accumulate`` in f32; for
     f16/bf16 it copies ``C`` into ``%acc``), then ``acc[i, j] += A[i, k] * B[k, j]`` over
     ``(%i, %j, %k)`` in f32, then for f16/bf16 ``C = truncf(acc)``. Sizes may be symbolic.
+    ``dtype="i8"``: ``A`` and ``B`` in i8, ``C`` in i32, ``C += extsi(A) * extsi(B)`` in i32 (exact up
+    to i32 wraparound, as ``torch._int_mm``).
     """
     M, N, K = check_size(M, "M"), check_size(N, "N"), check_size(K, "K")
-    k = Kernel("matmul", dtype, (M, N, K))
+    k = Kernel("matmul", dtype, (M, N, K), DTYPES + INT_DTYPES)
     a_shape = (K, M) if transpose_a else (M, K)
     b_shape = (N, K) if transpose_b else (K, N)
-    with k.function(A=a_shape, B=b_shape, C=(M, N)) as (A, B, C):
+    with k.function(_int_output(dtype), A=a_shape, B=b_shape, C=(M, N)) as (A, B, C):
         acc = emit_matmul_body(k, A, B, C, M, N, K, transpose_a=transpose_a, transpose_b=transpose_b,
                                accumulate=accumulate)
         k.copy_out(acc, C, [("i", M), ("j", N)], lambda ivs: ivs)
@@ -117,10 +125,10 @@ def batch_matmul(B, M, N, K, dtype: str = "f32", *, transpose_a: bool = False, t
     :func:`matmul` with an outer batch loop ``%b``.
     """
     B, M, N, K = check_size(B, "B"), check_size(M, "M"), check_size(N, "N"), check_size(K, "K")
-    k = Kernel("batch_matmul", dtype, (B, M, N, K))
+    k = Kernel("batch_matmul", dtype, (B, M, N, K), DTYPES + INT_DTYPES)
     a_shape = (B, K, M) if transpose_a else (B, M, K)
     b_shape = (B, N, K) if transpose_b else (B, K, N)
-    with k.function(A=a_shape, B=b_shape, C=(B, M, N)) as (A, Bm, C):
+    with k.function(_int_output(dtype), A=a_shape, B=b_shape, C=(B, M, N)) as (A, Bm, C):
         acc = emit_matmul_body(k, A, Bm, C, M, N, K, batch=B, transpose_a=transpose_a, transpose_b=transpose_b,
                                accumulate=accumulate)
         k.copy_out(acc, C, [("b", B), ("i", M), ("j", N)], lambda ivs: ivs)

@@ -2,10 +2,10 @@
 ``ldmatrix``, ``mma.sync`` and the epilogue on the accumulator fragments, one ``gpu.launch`` each.
 
 What is mapped (:mod:`.map_mma_plan`): a contraction nest of :func:`~.schedule_gpu_plan.plan_contraction`
-(rows, columns and batch loops, one k loop) whose step adds ``extf(A) * extf(B)`` of 16-bit (f16/bf16)
-operands to an f32 sum, each operand read in aligned 16-byte chunks along k or along its rows /
-columns, any sizes (partial tiles). ``C = A @ B`` with ``A`` given ``M x K`` or ``K x M`` and ``B``
-given ``K x N`` or ``N x K``, batched, with any point-wise epilogue::
+(rows, columns and batch loops, a chain of k loops: one for a matmul, a convolution's window as
+the implicit GEMM's k) whose step adds ``extf(A) * extf(B)`` of 16-bit (f16/bf16) operands (either
+may be zero-padded) to an f32 sum, any sizes (partial tiles). ``C = A @ B`` with ``A`` given
+``M x K`` or ``K x M`` and ``B`` given ``K x N`` or ``N x K``, batched, with any point-wise epilogue::
 
     affine.for %i = 0 to 64 {                                 gpu.launch blocks(N/BN, M/BM, batch)
       affine.for %j = 0 to 64 {                                         threads(32 * warps) {
@@ -33,6 +33,10 @@ warps and ``S`` stages:
   ``iter_args``), a ``gpu.barrier`` (every thread's copies landed, every warp done with step
   ``s-1``), issues step ``s+S-1`` into the stage step ``s-1`` used, and computes step ``s``; the
   last ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``).
+- **gathered operands** (not in aligned 16-byte chunks: NCHW windows and filters, sizes not a
+  multiple of 8): each thread loads elements of the step's tile (an ``affine.if`` on the sizes and
+  the padding window, 0 outside) and stores them (``memref.store``) at the swizzled position, when the
+  copies would be issued; a padded chunked operand (NHWC) gets ``srcElements`` 0 outside the window.
 - **swizzle**: chunk ``c`` of shared row ``r`` (``C/8`` chunks per row) is stored at chunk
   ``c xor ((r / max(1, 8 / (C/8))) mod min(8, C/8))`` (``arith.xori``): the 8 rows an ``ldmatrix``
   phase reads (8 lanes, one 16-byte row each) then fall in 8 distinct 16-byte bank groups, and so do
@@ -64,9 +68,9 @@ from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
-from affine_ir.dialects.arith import ConstantOp, XoriOp
+from affine_ir.dialects.arith import ConstantOp, ExtfOp, XoriOp
 from affine_ir.dialects.gpu import BarrierOp
-from affine_ir.dialects.memref import AllocOp
+from affine_ir.dialects.memref import AllocOp, LoadOp, StoreOp
 from affine_ir.dialects.nvgpu import (
     DeviceAsyncCopyOp,
     DeviceAsyncCreateGroupOp,
@@ -76,7 +80,7 @@ from affine_ir.dialects.nvgpu import (
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import WORKGROUP, index, memref, vector
+from affine_ir.types import WORKGROUP, f32, i32, index, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import access_subscripts, top_level_loops
@@ -139,6 +143,18 @@ class _Shared:
 
 
 @dataclass
+class _Element:
+    """One element a thread gathers per k step: its k offset (over the thread id), the shared row and
+    swizzled column, the global row/column ``p`` and the side's induction values there."""
+
+    k_rel: AffineExpr
+    row: Value
+    col: Value
+    p: Value
+    ivs: dict[Value, Value]
+
+
+@dataclass
 class _Slot:
     """One 16-byte copy of a thread per k step: its k offset (over the thread id), the shared row and
     swizzled column, the global row/column ``p`` and the side's induction values there (clamped)."""
@@ -187,28 +203,31 @@ class _Kernel:
         self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
         self.rings = [self._ring(op) for op in self.plan.operands()]
         self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
-        self.copy_slots = [self._copy_slots(r) for r in self.rings]
+        self.copy_slots = [self._gather_slots(r) if r.operand.gather else self._copy_slots(r) for r in self.rings]
         frag = vector((2, 2), self.plan.kind.acc)
-        zero = at.add(ConstantOp.of(0.0, frag, location=self.loc)).results[0]
+        zero = at.add(ConstantOp.of(0 if self.plan.kind.acc == i32 else 0.0, frag, location=self.loc)).results[0]
         accs = [zero] * (t.frags_m * t.frags_n)
         s_count = t.stages
         groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
+        groups = [g for g in groups if g is not None]  # none when every operand is gathered
         main = self.steps - (s_count - 1)
         if main > 0:
             loop, body = _loop(at, 0, main, accs + groups, "kstep")
             s = loop.induction_var
             carried = list(loop.body.args[1:])
             accs, groups = carried[:len(accs)], carried[len(accs):]
-            body.add(DeviceAsyncWaitOp(groups[0], s_count - 2, location=self.loc))
+            if groups:
+                body.add(DeviceAsyncWaitOp(groups[0], s_count - 2, location=self.loc))
             body.add(BarrierOp(location=self.loc))
             ahead = body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead")
             fresh = self._issue(body, ahead, body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead"))
             accs = self._compute(body, body.apply(_d(0) % s_count, [s], "stage"), accs)
-            body.add(AffineYieldOp(accs + groups[1:] + [fresh], location=self.loc))
+            body.add(AffineYieldOp(accs + (groups[1:] + [fresh] if groups else []), location=self.loc))
             body.anchor.erase()
             accs, groups = list(loop.results[:len(accs)]), list(loop.results[len(accs):])
         for j in range(s_count - 1):  # the last S-1 steps: nothing more to issue
-            at.add(DeviceAsyncWaitOp(groups[j], s_count - 2 - j, location=self.loc))
+            if groups:
+                at.add(DeviceAsyncWaitOp(groups[j], s_count - 2 - j, location=self.loc))
             at.add(BarrierOp(location=self.loc))
             accs = self._compute(at, host.constant((main + j) % s_count), accs)
         self._epilogue(at, accs)
@@ -286,7 +305,8 @@ class _Kernel:
     def _source(self, at: _At, ring: _Shared, slot: _Slot, step: Value) -> tuple[list[Value], Value | None]:
         """The global indices of a copy's first element at k step ``step`` (the load's subscripts at
         the slot's row/column and k = step * BK + offset, clamped into the sizes), and how many
-        elements to read (None: all; 0 past a size: the chunk is zero-filled)."""
+        elements to read (None: all; 0 past a size or outside a zero-padded read's window: the chunk
+        is zero-filled)."""
         c, op, t = self.c, ring.operand, self.tiles
         k_size = c.sizes[3]
         k = at.apply(_d(0) * t.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
@@ -295,43 +315,127 @@ class _Kernel:
             last = k_size - (ring.chunk if op.k_fast else 1)
             k_src = at.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(last))), [k],
                                        location=self.loc, name_hint="k_in")).results[0]
-        values = [k_src, self.bz, *slot.ivs.values()]
-        exprs = {c.red_loops[0].induction_var: _d(0), **dict(self._batch_exprs(1))}
-        exprs.update((v, _d(2 + i)) for i, v in enumerate(slot.ivs))
-        leaves: list[Value] = []
-        subs = access_subscripts(op.load, leaves)
-        repl = []
-        for v in leaves:
-            if v not in exprs:
-                exprs[v] = _d(len(values))
-                values.append(v)  # a value from outside the nest
-            repl.append(exprs[v])
-        src = [at.apply(e.replace(repl), values, "src") for e in subs]
-        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
-        bounds = [AffineExpr.constant(extent - 1) - _d(0)] if extent % self.side_size(op.side)[0] else []
-        bounds += [AffineExpr.constant(k_size - 1) - _d(1)] if k_size % t.BK else []
-        if not bounds:
+        src = self._access(at, op, k_src, slot.ivs)
+        inside = self._inside_set(op, slot.p, k)
+        if inside is None:
             return src, None
-        guard = at.add(AffineIfOp(IntegerSet(2, 0, tuple(bounds)), [slot.p, k], [index], with_else=True,
-                                  location=self.loc))
+        guard = at.add(AffineIfOp(inside[0], inside[1], [index], with_else=True, location=self.loc))
         guard.then_block.append(AffineYieldOp([self.host.constant(ring.chunk)], location=self.loc))
         guard.else_block.append(AffineYieldOp([self.host.constant(0)], location=self.loc))
         return src, guard.results[0]
 
+    def _access(self, at: _At, op: MmaOperand, k: Value, ivs: dict[Value, Value]) -> list[Value]:
+        """The read's subscripts at linear k ``k`` (the reduction chain's induction values delinearized
+        from it) and the side's induction values ``ivs``."""
+        c = self.c
+        values = [k, self.bz, *ivs.values()]
+        exprs = {lp.induction_var: e for lp, e in zip(c.red_loops, delinearized(c.red_loops, c.trips))}
+        exprs.update(self._batch_exprs(1))
+        exprs.update((v, _d(2 + i)) for i, v in enumerate(ivs))
+        leaves: list[Value] = []
+        subs = access_subscripts(op.load, leaves)
+        for v in leaves:
+            if v not in exprs:
+                exprs[v] = _d(len(values))
+                values.append(v)  # a value from outside the nest
+        return [at.apply(e.replace([exprs[v] for v in leaves]), values, "src") for e in subs]
+
+    def _inside_set(self, op: MmaOperand, p: Value, k: Value) -> tuple[IntegerSet, list[Value]] | None:
+        """The condition (set, operands) of an element or chunk at row/column ``p`` and linear ``k``
+        being read: inside the sizes (when the tiles do not divide them) and inside the read's
+        zero-padding window (its guard's constraints at the induction values of ``p`` and ``k``);
+        None when it always is."""
+        c, t = self.c, self.tiles
+        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
+        cons = [(AffineExpr.constant(extent - 1) - _d(0), False)] if extent % self.side_size(op.side)[0] else []
+        cons += [(AffineExpr.constant(c.sizes[3] - 1) - _d(1), False)] if c.sizes[3] % t.BK else []
+        values = [p, k, self.bz]
+        if op.guard is not None:
+            loops = c.side_loops(op.side)
+            exprs = {lp.induction_var: e.replace([_d(1)])
+                     for lp, e in zip(c.red_loops, delinearized(c.red_loops, c.trips))}
+            exprs.update((lp.induction_var, e) for lp, e in zip(loops, delinearized(loops, c.trips, c.lows)))
+            exprs.update(self._batch_exprs(2))
+            for v in op.guard.operands:
+                if v not in exprs:
+                    exprs[v] = _d(len(values))
+                    values.append(v)  # a value from outside the nest
+            cond = op.guard.condition
+            mapped = [exprs[v] for v in op.guard.operands]
+            cons += [(e.replace(mapped[:cond.num_dims], mapped[cond.num_dims:]), eq)
+                     for e, eq in zip(cond.constraints, cond.eq_flags)]
+        if not cons:
+            return None
+        return IntegerSet(len(values), 0, tuple(e for e, _ in cons), tuple(eq for _, eq in cons)), values
+
     def _batch_exprs(self, dim: int) -> list[tuple[Value, AffineExpr]]:
         return [(v, e.replace([_d(dim)])) for v, e in self.batch.items()]
 
-    def _issue(self, at: _At, step: Value, stage: Value) -> Value:
-        """The thread's copies of k step ``step`` into ``stage``, as one group; its token."""
+    def _issue(self, at: _At, step: Value, stage: Value) -> Value | None:
+        """The thread's copies of k step ``step`` into ``stage``: the gathered operands' elements
+        stored at once, the others' chunks as one group of asynchronous copies (its token; None
+        when every operand is gathered)."""
         tokens = []
         for ring, slots in zip(self.rings, self.copy_slots):
             load = ring.operand.load
             for slot in slots:
+                if isinstance(slot, _Element):
+                    self._gather(at, ring, slot, step, stage)
+                    continue
                 src, count = self._source(at, ring, slot, step)
                 tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, slot.row, slot.col],
                                                        ring.chunk, count, bypass_l1=True,
                                                        location=self.loc)).results[0])
+        if not tokens:
+            return None
         return at.add(DeviceAsyncCreateGroupOp(tokens, location=self.loc, name_hint="group")).results[0]
+
+    def _gather_slots(self, ring: _Shared) -> list[_Element]:
+        """The thread's elements of one k step of a gathered operand (consecutive threads on
+        consecutive elements of a shared row), with the shared (row, swizzled column), the global
+        row/column and the side's induction values there."""
+        c, op = self.c, ring.operand
+        total = ring.rows * ring.cols
+        per_thread = -(-total // self.threads)
+        size, block = self.side_size(op.side)
+        loops = c.side_loops(op.side)
+        out = []
+        for e in range(per_thread):
+            idx = _d(0) + e * self.threads
+            if per_thread * self.threads > total:
+                idx = idx % total  # more threads than elements: some store an element twice (the same value)
+            row, col = idx.floordiv(ring.cols), idx % ring.cols
+            p_rel, k_rel = (row, col) if op.k_fast else (col, row)
+            p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
+            ivs = {lp.induction_var: self.top.apply(x, [p], lp.induction_var.name_hint)
+                   for lp, x in zip(loops, delinearized(loops, c.trips, c.lows))}
+            swz = swizzle(row, ring.chunks)
+            column = self.top.apply(col, [self.tid], "ecol")
+            if swz is not None:  # the element's chunk swizzled as a copy's: col xor (swizzle * 8)
+                mask = self.top.apply(swz * ring.chunk, [self.tid], "swizzle")
+                column = self.top.add(XoriOp(column, mask, location=self.loc, name_hint="ecol")).results[0]
+            out.append(_Element(k_rel, self.top.apply(row, [self.tid], "erow"), column, p, ivs))
+        return out
+
+    def _gather(self, at: _At, ring: _Shared, slot: _Element, step: Value, stage: Value) -> None:
+        """Load one element of k step ``step`` (0 past a size or outside the read's window) and store
+        it into ``stage`` of ``ring``."""
+        op = ring.operand
+        el = op.load.results[0].type
+        k = at.apply(_d(0) * self.tiles.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
+        src = self._access(at, op, k, slot.ivs)
+        inside = self._inside_set(op, slot.p, k)
+        if inside is None:
+            value = at.add(LoadOp(op.load.memref, src, location=self.loc, name_hint="elt")).results[0]
+        else:
+            guard = at.add(AffineIfOp(inside[0], inside[1], [el], with_else=True, location=self.loc))
+            loaded = guard.then_block.append(LoadOp(op.load.memref, src, location=self.loc,
+                                                    name_hint="elt")).results[0]
+            guard.then_block.append(AffineYieldOp([loaded], location=self.loc))
+            zero = guard.else_block.append(ConstantOp.of(0.0, el, location=self.loc)).results[0]
+            guard.else_block.append(AffineYieldOp([zero], location=self.loc))
+            value = guard.results[0]
+        at.add(StoreOp([value, ring.buffer, stage, slot.row, slot.col], location=self.loc))
 
     def _compute(self, at: _At, stage: Value, accs: list[Value]) -> list[Value]:
         """The warp's ``mma.sync`` over one k step from ``stage``; the new accumulators."""
@@ -350,8 +454,8 @@ class _Kernel:
             for i in range(t.frags_m):
                 for j in range(t.frags_n):
                     k = i * t.frags_n + j
-                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k], location=self.loc,
-                                               name_hint="acc")).results[0]
+                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k],
+                                               kind.input.width == 32, location=self.loc, name_hint="acc")).results[0]
         return accs
 
     def _epilogue(self, at: _At, accs: list[Value]) -> None:
@@ -372,6 +476,8 @@ class _Kernel:
                         mapping.update(self._side_ivs(at, c.cols, col, self.bx))
                         x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
                                              name_hint="sum")).results[0]
+                        if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
+                            x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
                         inside = self._inside(at, row, col)
                         for op in c.pre:
                             inside.add(op.clone(mapping))
@@ -422,6 +528,10 @@ class GpuMapMma(Pass):
     tile_sizes: tuple[int, ...] = option((), "force the tiles BM,BN,BK,warps-m,warps-n (default: chosen for the "
                                                  "target)")
     stages: int = option(0, "stages of the shared-memory ring (0: as many as the shared memory holds, at most 4)")
+    allow_tf32: bool = option(False, "map f32 contractions onto TF32 mma.sync m16n8k8 (inputs rounded to 10-bit "
+                                     "mantissas; off by default, as in PyTorch)")
+    accumulate_f16: bool = option(False, "accumulate f16 contractions in f16 fragments (f16 sums: see "
+                                         "docs/tensor_cores.md for the tolerance)")
 
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
@@ -441,19 +551,18 @@ class GpuMapMma(Pass):
             if isinstance(c, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): not a contraction: {c}")
                 continue
-            plan = plan_mma(c, gpu)
+            plan = plan_mma(c, gpu, self.allow_tf32, self.accumulate_f16)
             tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
                 continue
             host = host or HostPlan(func.body)
             launch = map_to_mma(plan, tiles, host, gpu)
-            a, b = plan.operands()
-            layout = ", ".join(f"{x.side} {'k-contiguous' if x.k_fast else 'k-strided (ldmatrix.trans)'}"
-                               for x in (a, b))
+            layout = "; ".join(x.describe() for x in plan.operands())
             ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                                 f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
-                                f"{tiles.describe()}, {layout}, cp.async 16-byte chunks, XOR-swizzled shared rows")
+                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}"
+                                + (f" ({plan.note})" if plan.note else ""))
 
     def _tiles(self, plan: MmaPlan, gpu: GPUTarget) -> MmaTiles | str:
         """The options' tiles or the cost model's for ``plan``, or why none fits."""

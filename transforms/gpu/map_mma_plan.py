@@ -12,17 +12,22 @@ arithmetic)::
     %s = arith.addf %acc, %p : f32
     affine.yield %s : f32
 
-(``bf16`` likewise; the factors in either order), the chain is one loop (the k of a matmul), the
-band is not triangular, and each packed load is *chunkable*: its last subscript moves by 1 with
-one *fast* loop -- the k loop (the operand is contiguous along k: ``A[i, k]``, ``B[j, k]``) or its
-side's innermost loop (contiguous along the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``)
--- which no other subscript uses, every other term of the last subscript and the last dimension
-being multiples of 8 elements (16 bytes), so 8 consecutive values of the fast loop are one
-16-byte-aligned ``cp.async``.
+(``bf16`` likewise; the factors in either order; a factor may be a zero-padded read, an
+``affine.if`` yielding ``extf(load)`` inside a window and 0 outside), the band is not triangular.
+The reduction chain may be several loops (a convolution's ``(kh, kw, c)``): its linear index is k.
+Each packed read is staged (:func:`staged`) in 16-byte ``cp.async`` chunks when *chunkable*: its
+last subscript moves by 1 with one *fast* loop -- the chain's innermost loop (contiguous along k:
+``A[i, k]``, ``B[j, k]``, an NHWC input along ``c``) or its side's innermost loop (contiguous along
+the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``, an HWCF filter along ``f``) -- which no
+other subscript and no padding window uses, every other term of the last subscript, the last
+dimension and the fast loop's trip count being multiples of 8 elements (16 bytes), so 8
+consecutive values of the fast loop are one 16-byte-aligned ``cp.async``; else it is gathered per
+element (the reason kept in :attr:`MmaOperand.gather_reason`).
 
 Anything else is refused with the reason (the nest then goes to ``gpu-schedule``): f32 inputs
 without ``allow-tf32`` (the matrix units would round them to TF32), f64 and other types without
-matrix-unit support on the target, non-affine or guarded reads, other reduction bodies.
+matrix-unit support on the target, non-affine reads, padding that is not zero, other reduction
+bodies.
 
 Tiles (:class:`MmaTiles`): a block tile ``BM x BN`` stepping ``BK`` along k, ``warps_m x warps_n``
 warps each owning a ``BM/warps_m x BN/warps_n`` warp tile of ``m16n8k16`` fragments, and a ring of
@@ -37,9 +42,9 @@ import math
 from dataclasses import dataclass
 
 from affine_ir import Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineYieldOp
-from affine_ir.dialects.arith import ConstantOp, ExtfOp, MulfOp
-from affine_ir.types import FloatType, MemRefType, Type, f32
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
+from affine_ir.dialects.arith import ConstantOp, ExtfOp, ExtsiOp, MulfOp, MuliOp
+from affine_ir.types import FloatType, MemRefType, Type, f16, f32, i32
 from analysis import iter_arg_reduction
 from analysis.targets import GPUTarget
 
@@ -62,7 +67,11 @@ REGISTER_OVERHEAD = 64
 #: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
 LATENCY_WARPS = 8
 #: The target's tensor-rate key of each input type.
-TENSOR_RATE = {"f16": "fp16", "bf16": "bf16"}
+TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "i8": "int8"}
+#: The sum's type of each input type's default accumulation (the nest's sum must have it).
+SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32}
+#: The k of each input type's ``mma.sync m16n8k{k}`` (16 bytes of a row: 8 f16, 4 tf32, 16 s8, times 2).
+MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32}
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,8 @@ class MmaKind:
         return CHUNK_BYTES // self.bytes
 
     def describe(self) -> str:
-        return f"mma.sync m16n8k{self.k} {self.input} -> {self.acc}"
+        src = "f32 as tf32" if self.input == f32 else str(self.input)
+        return f"mma.sync m16n8k{self.k} {src} -> {self.acc}"
 
 
 @dataclass(frozen=True)
@@ -146,12 +156,22 @@ class MmaTiles:
 
 @dataclass(frozen=True)
 class MmaOperand:
-    """A packed load of the reduction: its side ("A": rows x k, "B": columns x k) and whether it is
-    contiguous along k (``k_fast``) or along its side's innermost row/column loop."""
+    """A packed load of the reduction: its side ("A": rows x k, "B": columns x k), whether its shared
+    rows run along k (``k_fast``) or along its side's rows/columns, how it is staged (``gather``:
+    per-element loads stored into shared memory, else 16-byte ``cp.async`` chunks, ``gather_reason``
+    saying why not) and, for a zero-padded read, the ``affine.if`` around the load (``guard``)."""
 
     load: AffineLoadOp
     side: str
     k_fast: bool
+    guard: AffineIfOp | None = None
+    gather: bool = False
+    gather_reason: str = ""
+
+    def describe(self) -> str:
+        layout = "k-contiguous" if self.k_fast else "k-strided (ldmatrix.trans)"
+        staging = f"gathered per element ({self.gather_reason})" if self.gather else "cp.async 16-byte chunks"
+        return f"{self.side} {layout}{', zero-padded' if self.guard else ''}, {staging}"
 
     @property
     def transpose(self) -> bool:
@@ -170,6 +190,7 @@ class MmaPlan:
     b: MmaOperand
     combine: Operation  # the inner body's ``arith.addf`` of the carried sum and the product
     init_zero: bool  # the sums start at the constant 0 (else the initial value is added in the epilogue)
+    note: str = ""  # an option that did not apply, and why
 
     def operands(self) -> tuple[MmaOperand, MmaOperand]:
         return self.a, self.b
@@ -180,80 +201,144 @@ def _constant_zero(v: Value) -> bool:
     return isinstance(op, ConstantOp) and op.value == 0
 
 
-def _factor(v: Value, c: Contraction) -> AffineLoadOp | str:
-    """The packed load whose ``arith.extf`` to f32 is the factor ``v``, or why ``v`` is not one."""
+def _factor(v: Value, c: Contraction, allow_tf32: bool) -> tuple[Operation, AffineLoadOp, AffineIfOp | None] | str:
+    """(the packed read, its load, its zero-padding guard or None) that is the factor ``v`` --
+    ``extf(load)`` of a 16-bit load (an f32 load as loaded, through TF32, when ``allow_tf32``), or an
+    ``affine.if`` yielding that inside a window and 0 outside -- or why ``v`` is not one."""
+    op = v.owner if isinstance(v.owner, Operation) else None
+    if isinstance(op, AffineIfOp) and op in c.packs:
+        then = [o for o in op.then_block.ops if not isinstance(o, AffineYieldOp)]
+        if not _constant_zero(op.else_block.ops[-1].operands[0]):
+            return "a padded factor is not zero outside its window (cp.async can only zero-fill)"
+        load = _loaded(op.then_block.ops[-1].operands[0], c, allow_tf32, guarded=True)
+        if isinstance(load, str):
+            return load
+        if then[0] is not load or len(then) != (1 if then[-1] is load else 2):
+            return "a zero-padded factor does more than load (and extend to f32) inside its window"
+        return op, load, op
+    load = _loaded(v, c, allow_tf32)
+    return load if isinstance(load, str) else (load, load, None)
+
+
+def _loaded(v: Value, c: Contraction, allow_tf32: bool, guarded: bool = False) -> AffineLoadOp | str:
+    """The packed load (the load inside a guarded read when ``guarded``) whose value, extended to
+    f32 (or as loaded: f32 through TF32 when ``allow_tf32``) is ``v``; else why not."""
     op = v.owner if isinstance(v.owner, Operation) else None
     if isinstance(op, AffineLoadOp):
-        return _type_reason(op.results[0].type) + " (a factor is multiplied as loaded)"
-    if not isinstance(op, ExtfOp) or op.results[0].type != f32:
+        t = op.results[0].type
+        if t != f32 or not allow_tf32:
+            return _type_reason(t) + " (a factor is multiplied as loaded)"
+        ld = op
+    elif (isinstance(op, (ExtfOp, ExtsiOp)) and op.results[0].type in (f32, i32)  # op-name: f32/i32 widening
+          and isinstance(op.operands[0].owner, AffineLoadOp)):
+        ld = op.operands[0].owner
+    else:
         return "a factor of the product is not an arith.extf to f32 of a load"
-    ld = op.operands[0].owner
-    if not isinstance(ld, AffineLoadOp) or ld not in c.packs:
+    if ld not in c.packs and not guarded:
         return "a factor of the product is not a plain affine.load varying with k and one side"
     return ld
 
 
-def plan_mma(c: Contraction, gpu: GPUTarget) -> MmaPlan | str:
-    """The matrix-unit plan of ``c`` on ``gpu`` (see the module docstring), or why there is none."""
+def plan_mma(c: Contraction, gpu: GPUTarget, allow_tf32: bool = False, accumulate_f16: bool = False) -> MmaPlan | str:
+    """The matrix-unit plan of ``c`` on ``gpu`` (see the module docstring), or why there is none.
+    ``allow_tf32``: f32 operands go through ``mma.sync m16n8k8`` on TF32 (their mantissas rounded
+    to 10 bits); ``accumulate_f16``: f16 operands accumulate in f16 fragments (bf16 and TF32 have no
+    f16 accumulation: they keep f32, said in :attr:`MmaPlan.note`)."""
     if c.triangular:
         return f"the band of {c.describe()} is triangular"
-    if len(c.red_loops) != 1:
-        return f"the reduction is a chain of {len(c.red_loops)} loops (a convolution's window: not mapped yet)"
     if c.direct:
         return "the reduction reads operands per element (not packed on one side)"
     red = iter_arg_reduction(c.inner, 0)
-    if red is None or red.kind != "addf" or len(red.ops) != 1:
-        return f"the reduction ({loop_name(c.inner)}) is not one arith.addf of a product per step"
-    if c.red.results[0].type != f32:
+    if red is None or red.kind not in ("addf", "addi") or len(red.ops) != 1:
+        return f"the reduction ({loop_name(c.inner)}) is not one arith.addf (addi) of a product per step"
+    if c.red.results[0].type not in (f32, i32):
         return _type_reason(c.red.results[0].type)
     combine = red.ops[0]
     term = next(v for v in combine.operands if v is not red.value)
     mul = term.owner if isinstance(term.owner, Operation) else None
-    if not isinstance(mul, MulfOp):
-        return "the term added per step is not an arith.mulf of two factors"
-    factors = [_factor(v, c) for v in mul.operands]
-    bad = next((f for f in factors if isinstance(f, str)), None)
+    if not isinstance(mul, (MulfOp, MuliOp)):  # op-name: the product of the two factors, float or integer
+        return "the term added per step is not an arith.mulf (muli) of two factors"
+    reads = [_factor(v, c, allow_tf32) for v in mul.operands]
+    bad = next((f for f in reads if isinstance(f, str)), None)
     if bad is not None:
         return bad
-    la, lb = factors
+    (ra, la, _), (rb, lb, _) = reads
     ta, tb = la.results[0].type, lb.results[0].type
     if ta != tb or str(ta) not in TENSOR_RATE:
         return _type_reason(ta if str(ta) not in TENSOR_RATE else tb)
     if gpu.compute_capability < (8, 0) or TENSOR_RATE[str(ta)] not in gpu.tensor_flops:
         return f"{gpu.name} has no mma.sync on {ta} (sm_80 or later with {TENSOR_RATE[str(ta)]} tensor cores)"
-    if {c.packs[la], c.packs[lb]} != {"A", "B"}:
+    if {c.packs[ra], c.packs[rb]} != {"A", "B"}:
         return "the two factors are not one operand of each side (rows x k and columns x k)"
-    used = {la, lb, mul.operands[0].owner, mul.operands[1].owner, mul, combine}
+    used = {ra, rb, mul.operands[0].owner, mul.operands[1].owner, mul, combine}
     extra = [op for op in c.inner.body.ops if op not in used and not isinstance(op, AffineYieldOp)]
-    if extra or any(len(v.uses) != 1 for v in (la.results[0], lb.results[0], term)):
+    single = (la.results[0], lb.results[0], term, *mul.operands)
+    if extra or any(len(v.uses) != 1 for v in single):
         return f"the reduction ({loop_name(c.inner)}) computes more than the product of its two operands"
-    kind = MmaKind(ta, f32)
+    note = ""
+    acc = f16 if accumulate_f16 and ta == f16 else f32
+    if accumulate_f16 and ta != f16:
+        note = f"accumulate-f16 does not apply to {ta} operands (no f16 accumulation): {SUM_TYPE[str(ta)]} sums"
+    if SUM_TYPE[str(ta)] != c.red.results[0].type:
+        return f"{ta} operands summed in {c.red.results[0].type} (mma.sync sums them in {SUM_TYPE[str(ta)]})"
+    kind = MmaKind(ta, acc if ta == f16 else SUM_TYPE[str(ta)], MMA_K[str(ta)])
     operands = {}
-    for ld in (la, lb):
-        op = chunkable(ld, c, kind)
-        if isinstance(op, str):
-            return op
+    for _, ld, guard in reads:
+        op = staged(ld, guard, c, kind)
         operands[op.side] = op
-    return MmaPlan(c, kind, operands["A"], operands["B"], combine, _constant_zero(c.red.inits[0]))
+    return MmaPlan(c, kind, operands["A"], operands["B"], combine, _constant_zero(c.red.inits[0]), note)
+
+
+def staged(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: MmaKind) -> MmaOperand:
+    """How the packed read of ``ld`` (inside ``guard`` when zero-padded) is staged: in 16-byte
+    ``cp.async`` chunks when :func:`chunkable`, else gathered per element, its shared rows along
+    whichever of k (the reduction chain's innermost loop) and its side's innermost loop moves its
+    address less (the side's on a tie: an NCHW input window along the output columns), so
+    consecutive threads read nearby elements."""
+    op = chunkable(ld, guard, c, kind)
+    if isinstance(op, MmaOperand):
+        return op
+    read = guard or ld
+    side = c.packs[read]
+    strides = _flat_strides(ld)
+    k_stride = abs(strides.get(c.inner.induction_var, 0))
+    p_stride = abs(strides.get(c.side_loops(side)[-1].induction_var, 0))
+    k_fast = kind.input.width != 16 or not (p_stride and (not k_stride or p_stride <= k_stride))
+    return MmaOperand(ld, side, k_fast, guard, gather=True, gather_reason=op)
+
+
+def _flat_strides(ld: AffineLoadOp) -> dict[Value, int]:
+    """How far one step of each value moves the flattened (row-major) address of ``ld``."""
+    leaves: list[Value] = []
+    subs = access_subscripts(ld, leaves)
+    shape = ld.memref.type.shape
+    out: dict[Value, int] = {}
+    stride = 1
+    for dim in reversed(range(len(subs))):
+        for i, v in enumerate(leaves):
+            out[v] = out.get(v, 0) + subs[dim].coefficient_of_dim(i) * stride
+        stride *= shape[dim] if shape[dim] is not None else 1
+    return out
 
 
 def _type_reason(t: Type) -> str:
     if isinstance(t, FloatType) and t.name == "f32":
-        return "f32 operands would be rounded to TF32 by the matrix units (TF32 is not mapped yet; allow-tf32 is off)"
-    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums)"
+        return "f32 operands would be rounded to TF32 by the matrix units (allow-tf32 is off)"
+    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums, tf32, i8 with i32 sums)"
 
 
-def chunkable(ld: AffineLoadOp, c: Contraction, kind: MmaKind) -> MmaOperand | str:
-    """The operand of the packed load ``ld`` when 16-byte chunks of it are contiguous and aligned
-    (see the module docstring), or why not."""
-    side = c.packs[ld]
+def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: MmaKind) -> MmaOperand | str:
+    """The operand of the packed load ``ld`` (inside the zero-padding ``guard``, if any) when
+    16-byte chunks of it are contiguous and aligned (see the module docstring) and the guard does
+    not change within a chunk, or why not."""
+    side = c.packs[guard or ld]
     t = ld.memref.type
     what = f"the read of %{ld.memref.name_hint or '?'}"
     if not isinstance(t, MemRefType) or None in t.shape or not t.shape:
         return f"{what} is not of a memref of static shape"
     leaves: list[Value] = []
     subs = access_subscripts(ld, leaves)
-    k_loop = c.red_loops[0]
+    k_loop = c.inner
     side_inner = c.side_loops(side)[-1]
     last = subs[-1]
     fast = [lp for lp in (k_loop, side_inner) if lp.induction_var in leaves
@@ -269,7 +354,11 @@ def chunkable(ld: AffineLoadOp, c: Contraction, kind: MmaKind) -> MmaOperand | s
     if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
         return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
                 f"offsets and trip count must be multiples of {n} elements)")
-    return MmaOperand(ld, side, fast_loop is k_loop)
+    if fast_loop is not k_loop and kind.input.width != 16:
+        return f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit elements"
+    if guard is not None and fast_loop.induction_var in guard.operands:
+        return f"the zero-padding of {what} changes along ({loop_name(fast_loop)}) within a 16-byte chunk"
+    return MmaOperand(ld, side, fast_loop is k_loop, guard)
 
 
 def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0) -> int:
@@ -290,7 +379,7 @@ def fits(tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> str | None:
     if need > gpu.shared_memory_per_block_optin:
         return (f"{tiles.describe()} needs {need} bytes of shared memory, {gpu.name} has "
                 f"{gpu.shared_memory_per_block_optin} per block")
-    regs = tiles.warp_m * tiles.warp_n // gpu.warp_size * (kind.acc.width // 32) + REGISTER_OVERHEAD
+    regs = tiles.warp_m * tiles.warp_n * kind.acc.width // (32 * gpu.warp_size) + REGISTER_OVERHEAD
     if regs > gpu.max_registers_per_thread or regs * threads > gpu.registers_per_block:
         return f"{tiles.describe()} needs about {regs} registers per thread"
     return None
