@@ -53,6 +53,18 @@ warps and ``S`` stages:
   element's epilogue runs inside an ``affine.if`` on the element lying inside the sizes; zero
   rows/columns reach only elements never stored, zero k terms add exact zeros.
 
+**Split-K** (option ``split-k``: 0 chosen, 1 off, ``S`` forced): when the tiles give fewer blocks than
+the target has multiprocessors and k is long (:func:`~.map_mma_plan.choose_mma_split`: the target's
+``sm_count`` and the split-K facts of its model), grid z runs ``S`` slices (``z = slice * batch +
+batch index``) of ``ceil(steps / S)`` k steps each (the last slice's steps past K read zeros). The
+blocks store their accumulators as they are into ``partial_sums: memref<S x band x f32>``, which the
+function allocates before the launch and frees after; a second launch
+(:func:`~.schedule_gpu.add_partial_sums`, gpu-schedule's, a thread per element) runs the ops before
+the reduction, adds the initial value and the slices in slice order with the reduction's own
+``arith.addf``, then the epilogue. No atomics: the same bits every run. The combine is a launch built
+here rather than a nest left for ``gpu-map``: ``gpu-schedule``, next in the pipeline, would take a
+nest of a sum for a contraction or reduction of its own and could regroup it.
+
 Sums: each ``mma.sync`` adds 16 products to the accumulator (the interpreter: exactly, rounded once
 to f32; the hardware in an unspecified order), so a sum is reassociated against the nest's
 ``k = 0, 1, ...`` order: integer-valued data (below 2**24) gives the nest's bits exactly; other data
@@ -66,10 +78,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from affine_ir import AffineExpr, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineYieldOp
+from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
+from affine_ir.dialects.memref import AllocOp
 from affine_ir.dialects.nvgpu import (
     DeviceAsyncWaitOp,
     LdMatrixOp,
@@ -77,7 +90,7 @@ from affine_ir.dialects.nvgpu import (
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import f32, i32, vector
+from affine_ir.types import f32, i32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
 from ..loop_utils import top_level_loops
@@ -87,12 +100,17 @@ from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import (
     MmaPlan,
     MmaTiles,
+    choose_mma_split,
     choose_mma_tiles,
+    effective_splits,
     fits,
+    mma_split_candidates,
     plan_mma,
+    slice_steps,
     stage_count,
 )
 from .map_mma_staging import SharedRing, Staging, swizzle
+from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import delinearized, plan_contraction
 
 __all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
@@ -116,13 +134,15 @@ def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[Aff
 class _Kernel(Staging):
     """Builds the launch of one plan (see the module docstring)."""
 
-    def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget):
-        self.plan, self.tiles, self.host, self.gpu = plan, tiles, host, gpu
+    def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget, splits: int = 1):
+        self.plan, self.tiles, self.host, self.gpu, self.splits = plan, tiles, host, gpu, splits
         self.c = plan.c
         self.loc = self.c.nest.location
         self.warp = gpu.warp_size
         self.threads = tiles.threads(self.warp)
-        self.steps = -(-self.c.sizes[3] // tiles.BK)
+        self.steps = self.slice_steps = slice_steps(self.c.sizes[3], tiles.BK, splits)
+        self.k_covered = splits * self.steps * tiles.BK
+        self.slice = self.workspace = None
 
     # -- expressions over the thread id (d0) ------------------------------------------------------------------
     @property
@@ -143,10 +163,18 @@ class _Kernel(Staging):
     def build(self) -> Operation:
         c, t, host = self.c, self.tiles, self.host
         b, m, n, _ = c.sizes
-        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b)]
+        if self.splits > 1:  # the slices' partial sums: [slice, *band]
+            shape = (self.splits, *(c.trips[lp] + c.lows.get(lp, 0) for lp in c.band))
+            alloc = AllocOp(memref(shape, c.red.results[0].type), location=self.loc, name_hint="partial_sums")
+            c.nest.parent.insert_before(c.nest, alloc)
+            self.workspace = alloc.results[0]
+        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b * self.splits)]
         launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
+        if self.splits > 1:  # grid z runs (slice, batch), the batch fastest
+            self.slice = at.apply(_d(0).floordiv(b), [self.bz], "slice")
+            self.bz = at.apply(_d(0) % b, [self.bz], "batch")
         self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
         self.rings = [self._ring(op) for op in self.plan.operands()]
         self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
@@ -178,6 +206,8 @@ class _Kernel(Staging):
             at.add(BarrierOp(location=self.loc))
             accs = self._compute(at, host.constant((main + j) % s_count), accs)
         self._epilogue(at, accs)
+        if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
+            add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
 
@@ -244,6 +274,11 @@ class _Kernel(Staging):
                         if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
                             x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
                         inside = self._inside(at, row, col)
+                        if self.workspace is not None:  # split-K: the slice's partial sum, as is
+                            index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
+                            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index,
+                                                     location=self.loc))
+                            continue
                         for op in c.pre:
                             inside.add(op.clone(mapping))
                         if not plan.init_zero:
@@ -272,12 +307,14 @@ class _Kernel(Staging):
 
 
 def map_to_mma(plan: MmaPlan, tiles: MmaTiles, host: HostPlan | None = None,
-               gpu: GPUTarget = DEFAULT_GPU) -> Operation:
+               gpu: GPUTarget = DEFAULT_GPU, splits: int = 1) -> Operation:
     """Replace the contraction nest of ``plan`` by its matrix-unit ``gpu.launch`` (see the module
     docstring); returns the launch. The caller checked that ``tiles`` are valid for the plan's
-    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`)."""
+    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`). With ``splits > 1`` (split-K, see the
+    module docstring) the launch's blocks write their slice's partial sums into a buffer the
+    function allocates, and a second launch adds them in slice order and runs the epilogue."""
     host = host or HostPlan(plan.c.nest.parent)
-    return _Kernel(plan, tiles, host, gpu).build()
+    return _Kernel(plan, tiles, host, gpu, splits).build()
 
 
 @register_pass
@@ -297,12 +334,16 @@ class GpuMapMma(Pass):
                                      "mantissas; off by default, as in PyTorch)")
     accumulate_f16: bool = option(False, "accumulate f16 contractions in f16 fragments (f16 sums: see "
                                          "docs/tensor_cores.md for the tolerance)")
+    split_k: int = option(0, "slices of k run by separate blocks, their partial sums added in slice order by a second "
+                             "launch (0: chosen for the target when the grid is too small, 1: off)")
 
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
             raise ValueError(f"tile-sizes takes BM,BN,BK,warps-m,warps-n, got {len(self.tile_sizes)} values")
         if any(x <= 0 for x in self.tile_sizes):
             raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
+        if self.split_k < 0:
+            raise ValueError(f"split-k must be >= 0, got {self.split_k}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -321,13 +362,40 @@ class GpuMapMma(Pass):
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
                 continue
+            splits, split_note = self._splits(plan, tiles, gpu)
+            if splits > 1:
+                steps = slice_steps(c.sizes[3], tiles.BK, splits) * tiles.BK
+                tiles = tiles.with_stages(stage_count(tiles, plan.kind, steps, gpu, self.stages))
             host = host or HostPlan(func.body)
-            launch = map_to_mma(plan, tiles, host, gpu)
+            launch = map_to_mma(plan, tiles, host, gpu, splits)
             layout = "; ".join(x.describe() for x in plan.operands())
             ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                                 f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
-                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}"
+                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}; {split_note}"
                                 + (f" ({plan.note})" if plan.note else ""))
+
+    def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:
+        """The k slices for ``plan`` with ``tiles`` (the option's, else the model's) and the
+        decision with its reason, for the trace."""
+        b, m, n, k = plan.c.sizes
+        blocks = b * -(-m // tiles.BM) * -(-n // tiles.BN)
+        grid = f"{blocks} blocks for {gpu.sm_count} multiprocessors"
+        if self.split_k == 1:
+            return 1, "k not split (split-k=1)"
+        if self.split_k > 1:
+            splits = effective_splits(k, tiles.BK, self.split_k)
+            why = f"split-k={self.split_k}" + (f", {splits} slices non-empty" if splits != self.split_k else "")
+        else:
+            splits = choose_mma_split(plan.c.sizes, tiles, plan.kind, gpu)
+            if splits == 1:
+                more = len(mma_split_candidates(plan.c.sizes, tiles, gpu)) > 1
+                return 1, f"k not split ({grid}: " + ("no split is estimated faster)" if more else "the grid fills "
+                                                      "the target or k is too short for slices)")
+            why = f"the grid is too small: {grid}"
+        if splits == 1:
+            return 1, f"k not split ({why}: one k step)"
+        return splits, (f"k split in {splits} slices of {slice_steps(k, tiles.BK, splits)} steps ({why}), partial sums "
+                        f"added in slice order by a second launch (no atomics: the same bits every run)")
 
     def _tiles(self, plan: MmaPlan, gpu: GPUTarget) -> MmaTiles | str:
         """The options' tiles or the cost model's for ``plan``, or why none fits."""

@@ -109,6 +109,18 @@ class Staging:
     batch: dict[Value, AffineExpr]
     rings: list[SharedRing]
     copy_slots: list[list]
+    k_covered: int  # the k the blocks' steps run over: K rounded up to whole steps of every slice
+    slice_steps: int  # the k steps of one slice (split-K), or of the whole k
+    slice: Value | None  # the block's k slice (split-K), or None
+
+    def _k(self, at: _At, step: Value, k_rel: AffineExpr) -> Value:
+        """The linear k of the element at offset ``k_rel`` (over the thread id) of the slice's k step
+        ``step``: ``(slice * slice_steps + step) * BK + k_rel``."""
+        bk = self.tiles.BK
+        if self.slice is None:
+            return at.apply(_d(0) * bk + k_rel.replace([_d(1)]), [step, self.tid], "k")
+        return at.apply(_d(0) * bk + k_rel.replace([_d(1)]) + _d(2) * (self.slice_steps * bk),
+                        [step, self.tid, self.slice], "k")
 
     def side_size(self, side: str) -> tuple[int, Value]:
         raise NotImplementedError
@@ -165,11 +177,11 @@ class Staging:
         the slot's row/column and k = step * BK + offset, clamped into the sizes), and how many
         elements to read (None: all; 0 past a size or outside a zero-padded read's window: the chunk
         is zero-filled)."""
-        c, op, t = self.c, ring.operand, self.tiles
+        c, op = self.c, ring.operand
         k_size = c.sizes[3]
-        k = at.apply(_d(0) * t.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
+        k = self._k(at, step, slot.k_rel)
         k_src = k
-        if k_size % t.BK:
+        if k_size != self.k_covered:
             last = k_size - (ring.chunk if op.k_fast else 1)
             k_src = at.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(last))), [k],
                                        location=self.loc, name_hint="k_in")).results[0]
@@ -203,10 +215,10 @@ class Staging:
         being read: inside the sizes (when the tiles do not divide them) and inside the read's
         zero-padding window (its guard's constraints at the induction values of ``p`` and ``k``);
         None when it always is."""
-        c, t = self.c, self.tiles
+        c = self.c
         extent = c.sizes[1] if op.side == "A" else c.sizes[2]
         cons = [(AffineExpr.constant(extent - 1) - _d(0), False)] if extent % self.side_size(op.side)[0] else []
-        cons += [(AffineExpr.constant(c.sizes[3] - 1) - _d(1), False)] if c.sizes[3] % t.BK else []
+        cons += [(AffineExpr.constant(c.sizes[3] - 1) - _d(1), False)] if c.sizes[3] != self.k_covered else []
         values = [p, k, self.bz]
         if op.guard is not None:
             loops = c.side_loops(op.side)
@@ -280,7 +292,7 @@ class Staging:
         it into ``stage`` of ``ring``."""
         op = ring.operand
         el = op.load.results[0].type
-        k = at.apply(_d(0) * self.tiles.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
+        k = self._k(at, step, slot.k_rel)
         src = self._access(at, op, k, slot.ivs)
         inside = self._inside_set(op, slot.p, k)
         if inside is None:
