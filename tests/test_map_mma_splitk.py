@@ -157,3 +157,18 @@ def test_runtime_compile_of_a_decoding_matmul_holds_the_split_kernels():
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in k.source
     assert k.source.count("__global__") == 2 and "atomic" not in k.source
     assert f16 and k.image
+
+
+def test_the_gpu_pipeline_with_a_forced_split_keeps_the_bits():
+    """The rest of GPU_PIPELINE (gpu-schedule, gpu-map, cleanups) leaves both launches intact."""
+    from affine_ir.testing import assert_same_bits_in_both_thread_orders
+    from transforms.pipelines import GPU_PIPELINE
+
+    m = L.mlp(32, 32, 80, dtype="f16", activation="relu")
+    pipe = GPU_PIPELINE.replace("gpu-map-mma", "gpu-map-mma{" + SMALL + " split-k=3}")
+    assert pipe != GPU_PIPELINE
+    pm = PassManager.parse(pipe)
+    out = pm.run(m)
+    assert any("k split in 3 slices" in d.message for d in pm.trace.decisions if d.pass_name == "gpu-map-mma")
+    args = library_inputs(m)
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args)
