@@ -24,9 +24,9 @@ warps and ``S`` stages:
   threads, warp ``w`` owning the warp tile at rows ``(w / warps_n) * BM/warps_m``, columns
   ``(w % warps_n) * BN/warps_n``: ``BM/warps_m/16 x BN/warps_n/8`` accumulator fragments
   (``vector<2x2xf32>``, carried in ``iter_args``, starting at 0).
-- **staging**: each operand has a shared ring ``memref<S x R x C>``: ``BM x BK`` (``BN x BK``) rows
-  when it is contiguous along k, ``BK x BM`` (``BK x BN``) when along its rows (columns). The
-  threads copy a k step's tile as 16-byte chunks (``nvgpu.device_async_copy ... bypassL1``:
+- **staging** (:mod:`.map_mma_staging`): each operand has a shared ring ``memref<S x R x C>``:
+  ``BM x BK`` (``BN x BK``) rows when it is contiguous along k, ``BK x BM`` (``BK x BN``) when along its rows (columns).
+  The threads copy a k step's tile as 16-byte chunks (``nvgpu.device_async_copy ... bypassL1``:
   ``cp.async.cg``), consecutive threads on consecutive chunks of a row, one group per step
   (``device_async_create_group``). A prologue puts steps ``0 .. S-2`` in flight; iteration ``s``
   waits for step ``s``'s group (``device_async_wait numGroups = S-2``, its token carried in
@@ -53,6 +53,18 @@ warps and ``S`` stages:
   element's epilogue runs inside an ``affine.if`` on the element lying inside the sizes; zero
   rows/columns reach only elements never stored, zero k terms add exact zeros.
 
+**Split-K** (option ``split-k``: 0 chosen, 1 off, ``S`` forced): when the tiles give fewer blocks than
+the target has multiprocessors and k is long (:func:`~.map_mma_plan.choose_mma_split`: the target's
+``sm_count`` and the split-K facts of its model), grid z runs ``S`` slices (``z = slice * batch +
+batch index``) of ``ceil(steps / S)`` k steps each (the last slice's steps past K read zeros). The
+blocks store their accumulators as they are into ``partial_sums: memref<S x band x f32>``, which the
+function allocates before the launch and frees after; a second launch
+(:func:`~.schedule_gpu.add_partial_sums`, gpu-schedule's, a thread per element) runs the ops before
+the reduction, adds the initial value and the slices in slice order with the reduction's own
+``arith.addf``, then the epilogue. No atomics: the same bits every run. The combine is a launch built
+here rather than a nest left for ``gpu-map``: ``gpu-schedule``, next in the pipeline, would take a
+nest of a sum for a contraction or reduction of its own and could regroup it.
+
 Sums: each ``mma.sync`` adds 16 products to the accumulator (the interpreter: exactly, rounded once
 to f32; the hardware in an unspecified order), so a sum is reassociated against the nest's
 ``k = 0, 1, ...`` order: integer-valued data (below 2**24) gives the nest's bits exactly; other data
@@ -67,36 +79,38 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineMinOp, AffineYieldOp
-from affine_ir.dialects.arith import ConstantOp, ExtfOp, XoriOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
-from affine_ir.dialects.memref import AllocOp, LoadOp, StoreOp
+from affine_ir.dialects.memref import AllocOp
 from affine_ir.dialects.nvgpu import (
-    DeviceAsyncCopyOp,
-    DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
     LdMatrixOp,
     MmaSyncOp,
     fragment_shapes,
 )
 from affine_ir.dialects.vector import ExtractOp
-from affine_ir.types import WORKGROUP, f32, i32, index, memref, vector
+from affine_ir.types import f32, i32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, target
 
-from ..loop_utils import access_subscripts, top_level_loops
+from ..loop_utils import top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
 from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import (
-    LDMATRIX_ROWS,
-    MmaOperand,
     MmaPlan,
     MmaTiles,
+    choose_mma_split,
     choose_mma_tiles,
+    effective_splits,
     fits,
+    mma_split_candidates,
     plan_mma,
+    slice_steps,
     stage_count,
 )
+from .map_mma_staging import SharedRing, Staging, swizzle
+from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import delinearized, plan_contraction
 
 __all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
@@ -108,16 +122,6 @@ def _d(k: int) -> AffineExpr:
     return AffineExpr.dim(k)
 
 
-def swizzle(row: AffineExpr, chunks: int) -> AffineExpr | None:
-    """The value XORed into the chunk index of shared row ``row`` of ``chunks`` 16-byte chunks (None:
-    no swizzle, one chunk per row): 8 consecutive rows get 8 distinct bank groups."""
-    if chunks <= 1:
-        return None
-    if chunks >= LDMATRIX_ROWS:
-        return row % LDMATRIX_ROWS
-    return row.floordiv(LDMATRIX_ROWS // chunks) % chunks
-
-
 def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[AffineForOp, _At]:
     """A loop from ``lb`` to ``ub`` carrying ``inits``, and an emitter into its body (the caller adds
     the yield, then erases the emitter's placeholder)."""
@@ -127,55 +131,18 @@ def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[Aff
     return loop, _At(marker, at.location)
 
 
-@dataclass
-class _Shared:
-    """An operand's ring in shared memory: ``buffer[stage][row][col]``, ``rows x cols`` per stage."""
-
-    operand: MmaOperand
-    buffer: Value
-    rows: int
-    cols: int
-    chunk: int  # elements per 16-byte chunk
-
-    @property
-    def chunks(self) -> int:
-        return self.cols // self.chunk
-
-
-@dataclass
-class _Element:
-    """One element a thread gathers per k step: its k offset (over the thread id), the shared row and
-    swizzled column, the global row/column ``p`` and the side's induction values there."""
-
-    k_rel: AffineExpr
-    row: Value
-    col: Value
-    p: Value
-    ivs: dict[Value, Value]
-
-
-@dataclass
-class _Slot:
-    """One 16-byte copy of a thread per k step: its k offset (over the thread id), the shared row and
-    swizzled column, the global row/column ``p`` and the side's induction values there (clamped)."""
-
-    k_rel: AffineExpr
-    row: Value
-    col: Value
-    p: Value
-    ivs: dict[Value, Value]
-
-
-class _Kernel:
+class _Kernel(Staging):
     """Builds the launch of one plan (see the module docstring)."""
 
-    def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget):
-        self.plan, self.tiles, self.host, self.gpu = plan, tiles, host, gpu
+    def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget, splits: int = 1):
+        self.plan, self.tiles, self.host, self.gpu, self.splits = plan, tiles, host, gpu, splits
         self.c = plan.c
         self.loc = self.c.nest.location
         self.warp = gpu.warp_size
         self.threads = tiles.threads(self.warp)
-        self.steps = -(-self.c.sizes[3] // tiles.BK)
+        self.steps = self.slice_steps = slice_steps(self.c.sizes[3], tiles.BK, splits)
+        self.k_covered = splits * self.steps * tiles.BK
+        self.slice = self.workspace = None
 
     # -- expressions over the thread id (d0) ------------------------------------------------------------------
     @property
@@ -196,10 +163,18 @@ class _Kernel:
     def build(self) -> Operation:
         c, t, host = self.c, self.tiles, self.host
         b, m, n, _ = c.sizes
-        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b)]
+        if self.splits > 1:  # the slices' partial sums: [slice, *band]
+            shape = (self.splits, *(c.trips[lp] + c.lows.get(lp, 0) for lp in c.band))
+            alloc = AllocOp(memref(shape, c.red.results[0].type), location=self.loc, name_hint="partial_sums")
+            c.nest.parent.insert_before(c.nest, alloc)
+            self.workspace = alloc.results[0]
+        grid = [host.constant(-(-n // t.BN)), host.constant(-(-m // t.BM)), host.constant(b * self.splits)]
         launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
+        if self.splits > 1:  # grid z runs (slice, batch), the batch fastest
+            self.slice = at.apply(_d(0).floordiv(b), [self.bz], "slice")
+            self.bz = at.apply(_d(0) % b, [self.bz], "batch")
         self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
         self.rings = [self._ring(op) for op in self.plan.operands()]
         self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
@@ -231,29 +206,12 @@ class _Kernel:
             at.add(BarrierOp(location=self.loc))
             accs = self._compute(at, host.constant((main + j) % s_count), accs)
         self._epilogue(at, accs)
+        if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
+            add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
 
-    def _ring(self, operand: MmaOperand) -> _Shared:
-        t = self.tiles
-        p = t.BM if operand.side == "A" else t.BN
-        rows, cols = (p, t.BK) if operand.k_fast else (t.BK, p)
-        el = operand.load.results[0].type
-        name = operand.load.memref.name_hint or operand.side
-        alloc = self.top.add(AllocOp(memref((t.stages, rows, cols), el, WORKGROUP), location=self.loc,
-                                     name_hint=f"{name}_ring"))
-        return _Shared(operand, alloc.results[0], rows, cols, self.plan.kind.chunk)
-
-    def _column(self, at: _At, ring: _Shared, row: AffineExpr, chunk: AffineExpr, operands: list[Value]) -> Value:
-        """The swizzled first column (in elements) of chunk ``chunk`` of shared row ``row``."""
-        swz = swizzle(row, ring.chunks)
-        if swz is None:
-            return at.apply(chunk * ring.chunk, operands, "col")
-        logical = at.apply(chunk * ring.chunk, operands, "chunk")
-        mask = at.apply(swz * ring.chunk, operands, "swizzle")
-        return at.add(XoriOp(logical, mask, location=self.loc, name_hint="col")).results[0]
-
-    def _ldmatrix_addresses(self, ring: _Shared) -> dict[tuple[int, int], tuple[Value, Value]]:
+    def _ldmatrix_addresses(self, ring: SharedRing) -> dict[tuple[int, int], tuple[Value, Value]]:
         """(row, column) of the lane's ``ldmatrix`` row for fragment ``f`` at k slice ``ks``: A as four
         8 x 8 matrices (rows 0-7/8-15 by k 0-7, then k 8-15), B as two (k 0-7, k 8-15)."""
         op, t, kind = ring.operand, self.tiles, self.plan.kind
@@ -273,169 +231,6 @@ class _Kernel:
                 out[(f, ks)] = (self.top.apply(row, [self.tid], "lrow"),
                                 self._column(self.top, ring, row, chunk, [self.tid]))
         return out
-
-    def _copy_slots(self, ring: _Shared) -> list[_Slot]:
-        """The thread's 16-byte copies of one k step (consecutive threads on consecutive chunks),
-        with what does not change from step to step: the shared (row, swizzled column), the global
-        row/column of the copy and the side's induction values there (clamped into the sizes)."""
-        c, op = self.c, ring.operand
-        total = ring.rows * ring.chunks
-        per_thread = -(-total // self.threads)
-        size, block = self.side_size(op.side)
-        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
-        loops = c.side_loops(op.side)
-        out = []
-        for cp in range(per_thread):
-            idx = _d(0) + cp * self.threads
-            if per_thread * self.threads > total:
-                idx = idx % total  # more threads than chunks: some copy a chunk twice (the same bytes)
-            row, chunk = idx.floordiv(ring.chunks), idx % ring.chunks
-            p_rel, k_rel = (row, chunk * ring.chunk) if op.k_fast else (chunk * ring.chunk, row)
-            p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
-            p_src = p
-            if extent % size:  # a partial tile: rows/columns past the size read the last one (zero-filled)
-                p_src = self.top.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(extent - 1))), [p],
-                                                 location=self.loc, name_hint="p_in")).results[0]
-            ivs = {lp.induction_var: self.top.apply(e, [p_src], lp.induction_var.name_hint)
-                   for lp, e in zip(loops, delinearized(loops, c.trips, c.lows))}
-            out.append(_Slot(k_rel, self.top.apply(row, [self.tid], "crow"),
-                             self._column(self.top, ring, row, chunk, [self.tid]), p, ivs))
-        return out
-
-    def _source(self, at: _At, ring: _Shared, slot: _Slot, step: Value) -> tuple[list[Value], Value | None]:
-        """The global indices of a copy's first element at k step ``step`` (the load's subscripts at
-        the slot's row/column and k = step * BK + offset, clamped into the sizes), and how many
-        elements to read (None: all; 0 past a size or outside a zero-padded read's window: the chunk
-        is zero-filled)."""
-        c, op, t = self.c, ring.operand, self.tiles
-        k_size = c.sizes[3]
-        k = at.apply(_d(0) * t.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
-        k_src = k
-        if k_size % t.BK:
-            last = k_size - (ring.chunk if op.k_fast else 1)
-            k_src = at.add(AffineMinOp(AffineMap(1, 0, (_d(0), AffineExpr.constant(last))), [k],
-                                       location=self.loc, name_hint="k_in")).results[0]
-        src = self._access(at, op, k_src, slot.ivs)
-        inside = self._inside_set(op, slot.p, k)
-        if inside is None:
-            return src, None
-        guard = at.add(AffineIfOp(inside[0], inside[1], [index], with_else=True, location=self.loc))
-        guard.then_block.append(AffineYieldOp([self.host.constant(ring.chunk)], location=self.loc))
-        guard.else_block.append(AffineYieldOp([self.host.constant(0)], location=self.loc))
-        return src, guard.results[0]
-
-    def _access(self, at: _At, op: MmaOperand, k: Value, ivs: dict[Value, Value]) -> list[Value]:
-        """The read's subscripts at linear k ``k`` (the reduction chain's induction values delinearized
-        from it) and the side's induction values ``ivs``."""
-        c = self.c
-        values = [k, self.bz, *ivs.values()]
-        exprs = {lp.induction_var: e for lp, e in zip(c.red_loops, delinearized(c.red_loops, c.trips))}
-        exprs.update(self._batch_exprs(1))
-        exprs.update((v, _d(2 + i)) for i, v in enumerate(ivs))
-        leaves: list[Value] = []
-        subs = access_subscripts(op.load, leaves)
-        for v in leaves:
-            if v not in exprs:
-                exprs[v] = _d(len(values))
-                values.append(v)  # a value from outside the nest
-        return [at.apply(e.replace([exprs[v] for v in leaves]), values, "src") for e in subs]
-
-    def _inside_set(self, op: MmaOperand, p: Value, k: Value) -> tuple[IntegerSet, list[Value]] | None:
-        """The condition (set, operands) of an element or chunk at row/column ``p`` and linear ``k``
-        being read: inside the sizes (when the tiles do not divide them) and inside the read's
-        zero-padding window (its guard's constraints at the induction values of ``p`` and ``k``);
-        None when it always is."""
-        c, t = self.c, self.tiles
-        extent = c.sizes[1] if op.side == "A" else c.sizes[2]
-        cons = [(AffineExpr.constant(extent - 1) - _d(0), False)] if extent % self.side_size(op.side)[0] else []
-        cons += [(AffineExpr.constant(c.sizes[3] - 1) - _d(1), False)] if c.sizes[3] % t.BK else []
-        values = [p, k, self.bz]
-        if op.guard is not None:
-            loops = c.side_loops(op.side)
-            exprs = {lp.induction_var: e.replace([_d(1)])
-                     for lp, e in zip(c.red_loops, delinearized(c.red_loops, c.trips))}
-            exprs.update((lp.induction_var, e) for lp, e in zip(loops, delinearized(loops, c.trips, c.lows)))
-            exprs.update(self._batch_exprs(2))
-            for v in op.guard.operands:
-                if v not in exprs:
-                    exprs[v] = _d(len(values))
-                    values.append(v)  # a value from outside the nest
-            cond = op.guard.condition
-            mapped = [exprs[v] for v in op.guard.operands]
-            cons += [(e.replace(mapped[:cond.num_dims], mapped[cond.num_dims:]), eq)
-                     for e, eq in zip(cond.constraints, cond.eq_flags)]
-        if not cons:
-            return None
-        return IntegerSet(len(values), 0, tuple(e for e, _ in cons), tuple(eq for _, eq in cons)), values
-
-    def _batch_exprs(self, dim: int) -> list[tuple[Value, AffineExpr]]:
-        return [(v, e.replace([_d(dim)])) for v, e in self.batch.items()]
-
-    def _issue(self, at: _At, step: Value, stage: Value) -> Value | None:
-        """The thread's copies of k step ``step`` into ``stage``: the gathered operands' elements
-        stored at once, the others' chunks as one group of asynchronous copies (its token; None
-        when every operand is gathered)."""
-        tokens = []
-        for ring, slots in zip(self.rings, self.copy_slots):
-            load = ring.operand.load
-            for slot in slots:
-                if isinstance(slot, _Element):
-                    self._gather(at, ring, slot, step, stage)
-                    continue
-                src, count = self._source(at, ring, slot, step)
-                tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, slot.row, slot.col],
-                                                       ring.chunk, count, bypass_l1=True,
-                                                       location=self.loc)).results[0])
-        if not tokens:
-            return None
-        return at.add(DeviceAsyncCreateGroupOp(tokens, location=self.loc, name_hint="group")).results[0]
-
-    def _gather_slots(self, ring: _Shared) -> list[_Element]:
-        """The thread's elements of one k step of a gathered operand (consecutive threads on
-        consecutive elements of a shared row), with the shared (row, swizzled column), the global
-        row/column and the side's induction values there."""
-        c, op = self.c, ring.operand
-        total = ring.rows * ring.cols
-        per_thread = -(-total // self.threads)
-        size, block = self.side_size(op.side)
-        loops = c.side_loops(op.side)
-        out = []
-        for e in range(per_thread):
-            idx = _d(0) + e * self.threads
-            if per_thread * self.threads > total:
-                idx = idx % total  # more threads than elements: some store an element twice (the same value)
-            row, col = idx.floordiv(ring.cols), idx % ring.cols
-            p_rel, k_rel = (row, col) if op.k_fast else (col, row)
-            p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
-            ivs = {lp.induction_var: self.top.apply(x, [p], lp.induction_var.name_hint)
-                   for lp, x in zip(loops, delinearized(loops, c.trips, c.lows))}
-            swz = swizzle(row, ring.chunks)
-            column = self.top.apply(col, [self.tid], "ecol")
-            if swz is not None:  # the element's chunk swizzled as a copy's: col xor (swizzle * 8)
-                mask = self.top.apply(swz * ring.chunk, [self.tid], "swizzle")
-                column = self.top.add(XoriOp(column, mask, location=self.loc, name_hint="ecol")).results[0]
-            out.append(_Element(k_rel, self.top.apply(row, [self.tid], "erow"), column, p, ivs))
-        return out
-
-    def _gather(self, at: _At, ring: _Shared, slot: _Element, step: Value, stage: Value) -> None:
-        """Load one element of k step ``step`` (0 past a size or outside the read's window) and store
-        it into ``stage`` of ``ring``."""
-        op = ring.operand
-        el = op.load.results[0].type
-        k = at.apply(_d(0) * self.tiles.BK + slot.k_rel.replace([_d(1)]), [step, self.tid], "k")
-        src = self._access(at, op, k, slot.ivs)
-        inside = self._inside_set(op, slot.p, k)
-        if inside is None:
-            value = at.add(LoadOp(op.load.memref, src, location=self.loc, name_hint="elt")).results[0]
-        else:
-            guard = at.add(AffineIfOp(inside[0], inside[1], [el], with_else=True, location=self.loc))
-            loaded = guard.then_block.append(LoadOp(op.load.memref, src, location=self.loc,
-                                                    name_hint="elt")).results[0]
-            guard.then_block.append(AffineYieldOp([loaded], location=self.loc))
-            zero = guard.else_block.append(ConstantOp.of(0.0, el, location=self.loc)).results[0]
-            guard.else_block.append(AffineYieldOp([zero], location=self.loc))
-            value = guard.results[0]
-        at.add(StoreOp([value, ring.buffer, stage, slot.row, slot.col], location=self.loc))
 
     def _compute(self, at: _At, stage: Value, accs: list[Value]) -> list[Value]:
         """The warp's ``mma.sync`` over one k step from ``stage``; the new accumulators."""
@@ -479,6 +274,11 @@ class _Kernel:
                         if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
                             x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
                         inside = self._inside(at, row, col)
+                        if self.workspace is not None:  # split-K: the slice's partial sum, as is
+                            index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
+                            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index,
+                                                     location=self.loc))
+                            continue
                         for op in c.pre:
                             inside.add(op.clone(mapping))
                         if not plan.init_zero:
@@ -507,12 +307,14 @@ class _Kernel:
 
 
 def map_to_mma(plan: MmaPlan, tiles: MmaTiles, host: HostPlan | None = None,
-               gpu: GPUTarget = DEFAULT_GPU) -> Operation:
+               gpu: GPUTarget = DEFAULT_GPU, splits: int = 1) -> Operation:
     """Replace the contraction nest of ``plan`` by its matrix-unit ``gpu.launch`` (see the module
     docstring); returns the launch. The caller checked that ``tiles`` are valid for the plan's
-    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`)."""
+    kind and fit ``gpu`` (:func:`~.map_mma_plan.fits`). With ``splits > 1`` (split-K, see the
+    module docstring) the launch's blocks write their slice's partial sums into a buffer the
+    function allocates, and a second launch adds them in slice order and runs the epilogue."""
     host = host or HostPlan(plan.c.nest.parent)
-    return _Kernel(plan, tiles, host, gpu).build()
+    return _Kernel(plan, tiles, host, gpu, splits).build()
 
 
 @register_pass
@@ -532,12 +334,16 @@ class GpuMapMma(Pass):
                                      "mantissas; off by default, as in PyTorch)")
     accumulate_f16: bool = option(False, "accumulate f16 contractions in f16 fragments (f16 sums: see "
                                          "docs/tensor_cores.md for the tolerance)")
+    split_k: int = option(0, "slices of k run by separate blocks, their partial sums added in slice order by a second "
+                             "launch (0: chosen for the target when the grid is too small, 1: off)")
 
     def __post_init__(self) -> None:
         if self.tile_sizes and len(self.tile_sizes) != 5:
             raise ValueError(f"tile-sizes takes BM,BN,BK,warps-m,warps-n, got {len(self.tile_sizes)} values")
         if any(x <= 0 for x in self.tile_sizes):
             raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
+        if self.split_k < 0:
+            raise ValueError(f"split-k must be >= 0, got {self.split_k}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -556,13 +362,40 @@ class GpuMapMma(Pass):
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
                 continue
+            splits, split_note = self._splits(plan, tiles, gpu)
+            if splits > 1:
+                steps = slice_steps(c.sizes[3], tiles.BK, splits) * tiles.BK
+                tiles = tiles.with_stages(stage_count(tiles, plan.kind, steps, gpu, self.stages))
             host = host or HostPlan(func.body)
-            launch = map_to_mma(plan, tiles, host, gpu)
+            launch = map_to_mma(plan, tiles, host, gpu, splits)
             layout = "; ".join(x.describe() for x in plan.operands())
             ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                                 f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
-                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}"
+                                f"{tiles.describe()}, XOR-swizzled shared rows; {layout}; {split_note}"
                                 + (f" ({plan.note})" if plan.note else ""))
+
+    def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:
+        """The k slices for ``plan`` with ``tiles`` (the option's, else the model's) and the
+        decision with its reason, for the trace."""
+        b, m, n, k = plan.c.sizes
+        blocks = b * -(-m // tiles.BM) * -(-n // tiles.BN)
+        grid = f"{blocks} blocks for {gpu.sm_count} multiprocessors"
+        if self.split_k == 1:
+            return 1, "k not split (split-k=1)"
+        if self.split_k > 1:
+            splits = effective_splits(k, tiles.BK, self.split_k)
+            why = f"split-k={self.split_k}" + (f", {splits} slices non-empty" if splits != self.split_k else "")
+        else:
+            splits = choose_mma_split(plan.c.sizes, tiles, plan.kind, gpu)
+            if splits == 1:
+                more = len(mma_split_candidates(plan.c.sizes, tiles, gpu)) > 1
+                return 1, f"k not split ({grid}: " + ("no split is estimated faster)" if more else "the grid fills "
+                                                      "the target or k is too short for slices)")
+            why = f"the grid is too small: {grid}"
+        if splits == 1:
+            return 1, f"k not split ({why}: one k step)"
+        return splits, (f"k split in {splits} slices of {slice_steps(k, tiles.BK, splits)} steps ({why}), partial sums "
+                        f"added in slice order by a second launch (no atomics: the same bits every run)")
 
     def _tiles(self, plan: MmaPlan, gpu: GPUTarget) -> MmaTiles | str:
         """The options' tiles or the cost model's for ``plan``, or why none fits."""

@@ -426,3 +426,54 @@ def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTa
         return (f"no tile candidate fits {gpu.name} "
                 f"({', '.join(f'{c[0]}x{c[1]}x{c[2]}' for c in MMA_TILE_CONFIGS)})")
     return best[1]
+
+
+def mma_split_candidates(sizes: tuple[int, int, int, int], tiles: MmaTiles, gpu: GPUTarget) -> list[int]:
+    """1, and when the tiles alone give fewer blocks than multiprocessors (the grid is too small),
+    the k slice counts (at most the model's ``max_splits``) leaving each slice at least
+    ``min_slice_steps`` k steps and giving at most ``max_split_blocks_per_sm`` blocks per
+    multiprocessor (the split-K facts of ``gpu.schedule_model``, as ``gpu-schedule``'s)."""
+    cost = gpu.schedule_model
+    b, m, n, k = sizes
+    blocks = b * -(-m // tiles.BM) * -(-n // tiles.BN)
+    steps = -(-k // tiles.BK)
+    if blocks >= gpu.sm_count:
+        return [1]
+    return [1] + [s for s in range(2, cost.max_splits + 1)
+                  if -(-steps // s) >= cost.min_slice_steps
+                  and blocks * s <= cost.max_split_blocks_per_sm * gpu.sm_count]
+
+
+def estimate_split_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind: MmaKind, splits: int,
+                           gpu: GPUTarget) -> float:
+    """The time of the matrix-unit kernel with k in ``splits`` slices (:func:`estimate_mma_seconds`
+    of ``splits`` times the blocks, each over ``K / splits``) plus, for a split, one more launch
+    (the model's ``launch_s``: the launch adding the slices is a plain element-wise kernel) and its
+    traffic: the f32 slices written and read back at the DRAM bandwidth. (The model's
+    ``split_launch_s`` is fitted with gpu-schedule's SIMT kernels, whose estimate includes their
+    own launch; the matrix-unit estimate has none, so the split pays one launch more.)"""
+    b, m, n, k = sizes
+    seconds = estimate_mma_seconds((b * splits, m, n, slice_steps(k, tiles.BK, splits) * tiles.BK), tiles, kind, gpu)
+    if splits > 1:
+        seconds += gpu.schedule_model.launch_s + 2 * 4 * b * m * n * splits / gpu.dram_bandwidth
+    return seconds
+
+
+def slice_steps(k: int, bk: int, splits: int) -> int:
+    """The k steps of each of ``splits`` slices: the steps of ``k`` spread evenly, rounded up (the
+    last slice's steps past ``k`` read zeros)."""
+    steps = -(-k // bk)
+    return -(-steps // splits)
+
+
+def effective_splits(k: int, bk: int, splits: int) -> int:
+    """The slices of ``splits`` requested that get a k step each (no empty slice)."""
+    steps = -(-k // bk)
+    return -(-steps // slice_steps(k, bk, splits))
+
+
+def choose_mma_split(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind: MmaKind, gpu: GPUTarget) -> int:
+    """The slices of :func:`mma_split_candidates` with the least :func:`estimate_split_seconds`
+    (ties: fewer slices)."""
+    return min((estimate_split_seconds(sizes, tiles, kind, s, gpu), s)
+               for s in mma_split_candidates(sizes, tiles, gpu))[1]

@@ -81,7 +81,7 @@ from .schedule_gpu_plan import (
 )
 
 __all__ = ["Contraction", "GpuSchedule", "TileConfig", "choose_schedule", "estimate_seconds", "partial_tile_reason",
-           "plan_contraction", "schedule_contraction", "split_reason"]
+           "add_partial_sums", "plan_contraction", "schedule_contraction", "split_reason"]
 
 PASS = "gpu-schedule"
 #: Extra elements per shared row of an operand stored transposed (its threads write down a
@@ -207,7 +207,7 @@ def schedule_contraction(c: Contraction, tiles: TileConfig, host: HostPlan | Non
             at.add(AffineStoreOp(finals[r * tiles.TN + q], workspace.results[0], AffineMap.identity(len(index)),
                                  index, location=loc))
     if workspace is not None:
-        _add_partial_sums(c, workspace.results[0], splits, host, gpu.default_threads_per_block)
+        add_partial_sums(c, workspace.results[0], splits, host, gpu.default_threads_per_block)
     nest.erase()
     return launch
 
@@ -272,7 +272,7 @@ def _k_loops(kernel: _Kernel, e: _Emitter, host: HostPlan, inits: list[Value], k
 COMBINE_THREADS = DEFAULT_GPU.default_threads_per_block
 
 
-def _add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostPlan, threads: int) -> None:
+def add_partial_sums(c: Contraction, workspace: Value, splits: int, host: HostPlan, threads: int) -> None:
     """After the tiled launch: a launch with a thread per element of the band (its linear index
     delinearized into the band's induction values) running the ops before the reduction, the
     initial value combined with the slices' sums in slice order (the reduction's own combining
