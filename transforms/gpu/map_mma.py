@@ -111,7 +111,7 @@ from .map_mma_plan import (
 )
 from .map_mma_staging import SharedRing, Staging, swizzle
 from .schedule_gpu import add_partial_sums
-from .schedule_gpu_plan import delinearized, plan_contraction
+from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
 __all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
 
@@ -338,12 +338,7 @@ class GpuMapMma(Pass):
                              "launch (0: chosen for the target when the grid is too small, 1: off)")
 
     def __post_init__(self) -> None:
-        if self.tile_sizes and len(self.tile_sizes) != 5:
-            raise ValueError(f"tile-sizes takes BM,BN,BK,warps-m,warps-n, got {len(self.tile_sizes)} values")
-        if any(x <= 0 for x in self.tile_sizes):
-            raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
-        if self.split_k < 0:
-            raise ValueError(f"split-k must be >= 0, got {self.split_k}")
+        check_schedule_options(self.tile_sizes, "BM,BN,BK,warps-m,warps-n", self.split_k)
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 

@@ -70,6 +70,7 @@ from .schedule_gpu_plan import (
     Contraction,
     TileConfig,
     best_split,
+    check_schedule_options,
     choose_schedule,
     delinearized,
     estimate_seconds,
@@ -574,12 +575,7 @@ class GpuSchedule(Pass):
                              "1: never)")
 
     def __post_init__(self) -> None:
-        if self.tile_sizes and len(self.tile_sizes) != 5:
-            raise ValueError(f"tile-sizes takes BM,BN,BK,TM,TN, got {len(self.tile_sizes)} values")
-        if any(t <= 0 for t in self.tile_sizes):
-            raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, self.tile_sizes))}")
-        if self.split_k < 0:
-            raise ValueError(f"split-k must be >= 0, got {self.split_k}")
+        check_schedule_options(self.tile_sizes, "BM,BN,BK,TM,TN", self.split_k)
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         gpu = target(self.target)

@@ -513,3 +513,14 @@ def partial_tile_reason(c: Contraction, tiles: TileConfig) -> str | None:
         return (f"partial {tiles.BM}x{tiles.BN} tiles of the contraction {c.describe()} would compute its initial "
                 f"values past the sizes, and they hold regions")
     return None
+
+
+def check_schedule_options(tile_sizes: tuple[int, ...], names: str, split_k: int) -> None:
+    """ValueError unless ``tile_sizes`` is empty or 5 positive values (``names`` says which, e.g.
+    ``"BM,BN,BK,TM,TN"``) and ``split_k`` is not negative: the options gpu-schedule and gpu-map-mma share."""
+    if tile_sizes and len(tile_sizes) != 5:
+        raise ValueError(f"tile-sizes takes {names}, got {len(tile_sizes)} values")
+    if any(t <= 0 for t in tile_sizes):
+        raise ValueError(f"tile-sizes must be positive, got {','.join(map(str, tile_sizes))}")
+    if split_k < 0:
+        raise ValueError(f"split-k must be >= 0, got {split_k}")
