@@ -91,7 +91,7 @@ from affine_ir.dialects.nvgpu import (
 )
 from affine_ir.dialects.vector import ExtractOp
 from affine_ir.types import f32, i32, memref, vector
-from analysis.targets import DEFAULT_GPU, GPUTarget, target
+from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..loop_utils import top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
@@ -343,9 +343,7 @@ class GpuMapMma(Pass):
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
-        gpu = target(self.target)
-        if not isinstance(gpu, GPUTarget):
-            raise ValueError(f"{self.target!r} is not a GPU target")
+        gpu = gpu_target(self.target)
         host = None
         for nest in top_level_loops(func):
             c = plan_contraction(nest)

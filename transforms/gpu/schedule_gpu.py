@@ -58,7 +58,7 @@ from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, DeallocOp
 from affine_ir.traits import is_memory_effect_free
 from affine_ir.types import WORKGROUP, f32, memref, vector
-from analysis.targets import DEFAULT_GPU, GPUTarget, target
+from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, top_level_loops
@@ -578,9 +578,7 @@ class GpuSchedule(Pass):
         check_schedule_options(self.tile_sizes, "BM,BN,BK,TM,TN", self.split_k)
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
-        gpu = target(self.target)
-        if not isinstance(gpu, GPUTarget):
-            raise ValueError(f"{self.target!r} is not a GPU target")
+        gpu = gpu_target(self.target)
         host = None
         for nest in top_level_loops(func):
             c = plan_contraction(nest)
