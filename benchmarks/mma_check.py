@@ -63,7 +63,7 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     t0 = time.perf_counter()
-    exe, comp_s, _ = compile_ours(air.library.matmul(m, n, k, dtype=dtype))
+    exe, comp_s, _ = compile_ours(air.library.matmul(m, n, k, dtype=dtype), pipeline=args.pipeline)
     tiles = mapped_tiles(exe)
     set_bytes = (m * k + k * n + m * n) * 2
     copies = rotation_copies(set_bytes, args.l2)
@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rtol", type=float, default=2e-2, help="max |ours - torch| / max |torch| accepted")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pipeline", help="compile with this pass pipeline instead of the default GPU pipeline (e.g. "
+                                       "gpu_pipeline() with gpu-map-mma{tile-sizes=... stages=...})")
     args = ap.parse_args(argv)
     import torch
 

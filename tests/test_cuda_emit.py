@@ -932,7 +932,7 @@ def test_names_bounds_and_several_functions():
         "int r_0 = a;",
         "int r_1 = b;",
         # tx is below the block size: 32-bit division; n is unbounded: 64-bit
-        "long long m = max(air_floordiv32(tx, 2), max(air_mod(n, 3), air_ceildiv32(-tx, 4)));",
+        "long long m = max(air_ufloordiv32(tx, 2), max(air_mod(n, 3), air_ceildiv32(-tx, 4)));",
         "int mi = (int)m;",
         "int s = air_addi(r_0, mi);",
         "v_threadIdx[tx] = s;",
@@ -971,12 +971,12 @@ def test_unused_values_and_dead_loop_results_are_left_out():
         "long long tx = threadIdx.x;",
         "for (long long k = 0; k < 4; ++k) {",
         "}",
-        "long long i = air_floordiv32(tx, 2);",
+        "long long i = air_ufloordiv32(tx, 2);",
         "float keep = A[i];",
         "__syncthreads();",
         "A[tx] = keep;",
     ]
-    assert "air_floordiv" in p.source and "exp" not in p.source
+    assert "air_ufloordiv32" in p.source and "exp" not in p.source
     assert_clean_compile(p)
 
 
@@ -1590,7 +1590,7 @@ def test_index_division_is_32_bit_where_the_dividend_fits():
       return
     }"""))
     src = p.source
-    assert "air_floordiv32(tx - 5, 7) + air_mod32(tx + 2, 5) - 5" in src  # tx - 5 may be negative
+    assert "air_floordiv32(tx - 5, 7) + air_umod32(tx + 2, 5) - 5" in src  # tx - 5 may be negative, tx + 2 not
     assert "air_floordiv(k + tx, 3)" in src and "air_floordiv32(k" not in src
     assert "air_mod(tx + n, 9)" in src
     assert_clean_compile(p)

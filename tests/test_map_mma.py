@@ -97,8 +97,9 @@ def test_mapped_contractions_give_the_original_bits_in_both_thread_orders(name):
     # ldmatrix transposes exactly for the operands contiguous along the rows/columns (not along k)
     a_t = "A transposed" in name or "both" in name
     b_t = not ("B transposed" in name or "both" in name)
-    a_ops = [op for op in ldm if op.num_tiles == 4]
-    b_ops = [op for op in ldm if op.num_tiles == 2]
+    a_ops = [op for op in ldm if op.results[0].name_hint == "a"]
+    b_ops = [op for op in ldm if op.results[0].name_hint == "b"]
+    assert {op.num_tiles for op in a_ops} == {4} and {op.num_tiles for op in b_ops} <= {2, 4}
     assert a_ops and b_ops and {op.transpose for op in a_ops} == {a_t} and {op.transpose for op in b_ops} == {b_t}
     assert ops_of(out, MmaSyncOp) and f.name
 
@@ -117,6 +118,22 @@ def test_tile_shapes_and_stage_counts(options):
         assert f"{stages} stages" in decision.message
         assert max(waits) == stages - 2  # the loop waits for the oldest of S-1 groups in flight
         assert waits[0] == 0  # the last peeled step waits for everything
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("options, b_tiles", [("tile-sizes=32,32,16,2,2", 4), ("tile-sizes=32,48,32,2,2", 2),
+                                              ("tile-sizes=16,24,16,1,1 stages=3", 2)])
+def test_b_fragments_load_in_pairs_when_the_warp_has_an_even_count(transpose_b, options, b_tiles):
+    """An even number of B fragments per warp: one ``ldmatrix.x4`` per pair, split by
+    ``vector.extract_strided_slice``; an odd number (3: 24 columns a warp): ``ldmatrix.x2`` each. B
+    contiguous along k (``transpose``-free) and along the columns (``.trans``), the same bits."""
+    m = L.matmul(32, 48, 64, dtype="f16", transpose_b=transpose_b)
+    out, _ = check_same_bits(m, options)
+    b_ops = [op for op in ops_of(out, LdMatrixOp) if op.results[0].name_hint == "b"]
+    assert b_ops and {op.num_tiles for op in b_ops} == {b_tiles}
+    assert {op.transpose for op in b_ops} == {not transpose_b}
+    slices = [op for op in out.walk() if op.name == "vector.extract_strided_slice"]
+    assert len(slices) == (2 * len(b_ops) if b_tiles == 4 else 0)
 
 
 def test_a_ring_wait_that_lets_the_needed_group_stay_in_flight_is_caught():
@@ -153,6 +170,18 @@ def test_the_swizzle_makes_ldmatrix_phases_and_copies_conflict_free():
         for row in range(32):
             assert sorted(phys(row, c) for c in range(chunks)) == list(range(chunks))  # a permutation per row
     assert swizzle(air.AffineExpr.dim(0), 1) is None
+
+
+def test_the_swizzle_permutes_every_row_of_any_chunk_count():
+    """Rows of 3, 5, 6, 12, 24 ... chunks (blocks of 24 or 48 columns, chosen by the tile-sizes option):
+    the swizzle permutes each row's chunks (it once XORed chunk 5 of a 6-chunk row to 6, past the row:
+    the copies wrote outside the ring)."""
+    d0 = air.AffineExpr.dim(0)
+    for chunks in range(1, 41):
+        swz = swizzle(d0, chunks)
+        for row in range(64):
+            x = swz.evaluate([row]) if swz is not None else 0
+            assert sorted(c ^ x for c in range(chunks)) == list(range(chunks)), (chunks, row)
 
 
 # -- refusals: the IR unchanged, the reason in the trace ------------------------------------------------------------

@@ -44,6 +44,14 @@ def test_old_and_new_spellings_give_one_op():
     ("  %e = gpu.subgroup_mma_elementwise bogus %m : (!gpu.mma_matrix<16x16xf16, \"COp\">) -> "
      "!gpu.mma_matrix<16x16xf16, \"COp\">", 37, "unknown element-wise kind 'bogus'"),
     ("  %x = vector.extract %c[2, 0] : f32 from vector<2x2xf32>", 32, "out of bounds"),
+    ("  %x = vector.extract_strided_slice %a offsets = [3], sizes = [2], strides = [1] : vector<4x2xf16> to "
+     "vector<2x2xf16>", 82, "out of bounds"),
+    ("  %x = vector.extract_strided_slice %a {offsets = [0], sizes = [2], strides = [2]} : vector<4x2xf16> to "
+     "vector<2x2xf16>", 84, "only unit strides"),
+    ("  %x = vector.extract_strided_slice %a {offsets = [0], sizes = [2], strides = [1]} : vector<4x2xf16> to "
+     "vector<2x1xf16>", 84, "is a vector<2x2xf16>, not vector<2x1xf16>"),
+    ("  %x = vector.extract_strided_slice %a {offsets = [0]} : vector<4x2xf16> to vector<2x2xf16>", 40,
+     "needs 'offsets', 'sizes' and 'strides'"),
     ("  nvgpu.device_async_wait %i", 27, "has type index, expected !nvgpu.device.async.token"),
 ])
 def test_parse_errors_are_located(line, col, message):

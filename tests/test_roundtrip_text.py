@@ -287,6 +287,9 @@ func.func @nvgpu(%g: memref<64x64xf16>, %sm: memref<64x64xf16, #gpu.address_spac
   %row = vector.extract %d2[1] : vector<2xf32> from vector<2x2xf32>
   %ins = vector.insert %x10, %d2 [0, 1] : f32 into vector<2x2xf32>
   %ins2 = vector.insert %row, %ins [0] : vector<2xf32> into vector<2x2xf32>
+  %bb = nvgpu.ldmatrix %sm[%j, %i] numTiles = 4 transpose = true : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+  %b1 = vector.extract_strided_slice %bb offsets = [2, 0], sizes = [2, 2], strides = [1, 1] : vector<4x2xf16> to vector<2x2xf16>
+  %b0 = vector.extract_strided_slice %bb offsets = [0], sizes = [2], strides = [1] : vector<4x2xf16> to vector<2x2xf16>
   return %ins2 : vector<2x2xf32>
 }
 """

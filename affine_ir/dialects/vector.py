@@ -162,3 +162,93 @@ class InsertOp(Operation):
 
     def verify_(self) -> None:
         _check_position(self, self.operands[1].type, self.position, self.operands[0].type)
+
+
+_SLICE_KEYS = ("offsets", "sizes", "strides")
+
+
+def _int_list(attr) -> tuple[int, ...] | None:
+    """The integers of an ``[0, 2]`` array attribute (None for anything else)."""
+    elements = getattr(attr, "elements", attr)
+    if not isinstance(elements, (tuple, list)):
+        return None
+    out = tuple(getattr(e, "value", e) for e in elements)
+    return out if all(isinstance(k, int) and not isinstance(k, bool) for k in out) else None
+
+
+class ExtractStridedSliceOp(Operation):
+    """``%s = vector.extract_strided_slice %v offsets = [0, 0], sizes = [2, 2], strides = [1, 1] :
+    vector<4x2xf16> to vector<2x2xf16>`` (upstream's spelling; the older ``{offsets = ..}`` dictionary
+    parses too): the box ``offsets .. offsets + sizes`` of the leading
+    dimensions (the rest whole); unit strides only, as in MLIR. Splits an ``ldmatrix.x4`` of two B
+    fragments into the fragments."""
+
+    name = "vector.extract_strided_slice"
+    traits = frozenset({Pure})
+
+    def __init__(self, value: Value, offsets, sizes, result_type=None, location=None, name_hint=None):
+        offsets, sizes = tuple(offsets), tuple(sizes)
+        vt = value.type
+        if result_type is None:
+            result_type = vector(sizes + tuple(vt.shape[len(sizes):]), vt.element_type)
+        super().__init__([value], [result_type], {"offsets": offsets, "sizes": sizes, "strides": (1,) * len(sizes)},
+                         location=location, result_names=[name_hint])
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        return tuple(self.attributes["offsets"])
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(self.attributes["sizes"])
+
+    def print_(self, p) -> None:
+        box = ", ".join(f"{k} = [{', '.join(map(str, self.attributes[k]))}]" for k in _SLICE_KEYS)
+        p.write(f"vector.extract_strided_slice {p.value(self.operands[0])} {box}{p.attr_dict(self, _SLICE_KEYS)} : "
+                f"{self.operands[0].type} to {self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        """Upstream's ``offsets = [..], sizes = [..], strides = [..]`` or the older attribute dictionary."""
+        v = p.parse_operand()
+        aloc = p.loc()
+        box: dict = {}
+        for k in _SLICE_KEYS:
+            if p.accept(k):
+                p.expect("=")
+                box[k] = _int_list(p.parse_attribute())
+                if k != _SLICE_KEYS[-1]:
+                    p.expect(",")
+        attrs = p.parse_optional_attr_dict()
+        for k in _SLICE_KEYS:
+            if k not in box:
+                box[k] = _int_list(attrs.pop(k, None))
+        if any(x is None for x in box.values()):
+            raise p.error("'vector.extract_strided_slice' needs 'offsets', 'sizes' and 'strides' integer arrays", aloc)
+        tloc = p.loc()
+        p.check_type(v, p.parse_colon_type(), tloc)
+        p.expect("to")
+        rt = p.parse_type()
+        op = cls(v, box["offsets"], box["sizes"], rt, location=loc)
+        op.attributes["strides"] = box["strides"]
+        try:
+            op.verify_()
+        except VerifyError as e:
+            raise p.error(e.message, tloc) from None
+        return p.add_attributes(op, attrs)
+
+    def verify_(self) -> None:
+        vt, rt = self.operands[0].type, self.result.type
+        offsets, sizes, strides = (tuple(self.attributes[k]) for k in _SLICE_KEYS)
+        if not isinstance(vt, VectorType) or not 0 < len(offsets) <= vt.rank:
+            raise self.error(f"needs a vector and 1 to {getattr(vt, 'rank', 0)} offsets")
+        if not len(offsets) == len(sizes) == len(strides):
+            raise self.error("offsets, sizes and strides must have the same length")
+        if any(s != 1 for s in strides):
+            raise self.error(f"only unit strides are supported, got {list(strides)}")
+        for o, s, n in zip(offsets, sizes, vt.shape):
+            if o < 0 or s < 1 or o + s > n:
+                raise self.error(f"the slice at {list(offsets)} of sizes {list(sizes)} is out of bounds for {vt}")
+        want = vector(sizes + tuple(vt.shape[len(sizes):]), vt.element_type)
+        if rt != want:
+            raise self.error(f"the slice of sizes {list(sizes)} of {vt} is a {want}, not {rt}")

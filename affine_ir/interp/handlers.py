@@ -278,6 +278,11 @@ def _extract(tr: FunctionTranslator, op) -> None:
         tr.assign(op.results[0], f"_M.to_list({v}[{pos!r}])[0]")
 
 
+def _extract_strided_slice(tr: FunctionTranslator, op) -> None:
+    box = tuple(slice(o, o + n) for o, n in zip(op.offsets, op.sizes))
+    tr.assign(op.results[0], f"{tr.val(op.operands[0])}[{box!r}].copy()")
+
+
 def _insert(tr: FunctionTranslator, op) -> None:
     x, v = (tr.val(w) for w in op.operands)
     tr.assign(op.results[0], f"_M.vinsert({v}, {tuple(op.position)!r}, {x})")
@@ -308,6 +313,7 @@ HANDLERS = {
     "vector.reduction": _reduction,
     "vector.extract": _extract,
     "vector.insert": _insert,
+    "vector.extract_strided_slice": _extract_strided_slice,
     **gpu.HANDLERS,
     **warp.HANDLERS,
 }

@@ -226,6 +226,9 @@ class AsyncCopies:
                 raise Trap("access to a deallocated buffer")
             last = idx[-1] if idx else 0
             if count and not (all(0 <= i < m for i, m in zip(idx, buf.shape)) and last + count <= buf.shape[-1]):
+                if buf is dst:
+                    raise Trap(f"the destination: {count} elements at index {tuple(idx)} are out of bounds for the "
+                               f"shared buffer of shape {tuple(buf.shape)}")
                 raise OutOfBounds(buf.shape, idx, (count,))
         tok = self._token()
         self.copies[tok] = (dst, dst_idx, src, src_idx, n, src_n)

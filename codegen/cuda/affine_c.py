@@ -4,9 +4,11 @@
 toward positive infinity, for negative operands too, exactly as ``AffineExpr.evaluate``: they
 call the ``air_floordiv``/``air_ceildiv``/``air_mod`` helpers (divisors are positive constants),
 or their 32-bit forms ``air_floordiv32``/... (an ``int`` dividend, a ``long long`` result) where
-the dividend's range is known to fit in an ``int`` (see :class:`DimNames`): 32-bit division is
-cheaper on the GPU, and NVRTC 13.0 was seen to crash (a segmentation fault in NVVM, about one
-compile in three) on a kernel with a few hundred 64-bit divisions by constants.
+the dividend's range is known to fit in an ``int`` (see :class:`DimNames`), ``air_ufloordiv32``/...
+(plain unsigned ``/`` and ``%``: a shift and a mask for powers of two) where it is also never
+negative: 32-bit division is cheaper on the GPU, and NVRTC 13.0 was seen to crash (a segmentation
+fault in NVVM, about one compile in three) on a kernel with a few hundred 64-bit divisions by
+constants.
 Index arithmetic is plain ``long long`` arithmetic (valid programs do not overflow it).
 """
 
@@ -30,9 +32,11 @@ def terms(e: AffineExpr, names: Sequence[str], need: Need) -> tuple[list[tuple[i
             out.append((c, n))
     for t in e.div_terms():
         inner = c_expr(t.expr, names, need)
-        if t.divisor <= INT32_MAX and _fits_int32(t.expr, names):
-            need(t.kind + "32")
-            out.append((t.coeff, f"air_{t.kind}32({inner}, {t.divisor})"))
+        fits = _int32_range(t.expr, names) if t.divisor <= INT32_MAX else None
+        if fits is not None:
+            helper = ("u" if fits[0] >= 0 else "") + t.kind + "32"  # a dividend never negative: unsigned division
+            need(helper)
+            out.append((t.coeff, f"air_{helper}({inner}, {t.divisor})"))
         else:
             need(t.kind)
             out.append((t.coeff, f"air_{t.kind}({inner}, {t.divisor})"))
@@ -52,13 +56,15 @@ class DimNames(list):
         self.ranges = list(ranges)
 
 
-def _fits_int32(e: AffineExpr, names: Sequence[str]) -> bool:
-    """Whether every value of ``e`` fits in a C ``int`` (known only for :class:`DimNames`)."""
+def _int32_range(e: AffineExpr, names: Sequence[str]) -> tuple[int, int] | None:
+    """The range ``(lo, hi)`` of ``e`` when every value fits in a C ``int`` (known only for
+    :class:`DimNames`), else None."""
     ranges = getattr(names, "ranges", None)
     if ranges is None:
-        return False
+        return None
     lo, hi = e.bounds(ranges)
-    return lo is not None and hi is not None and INT32_MIN <= lo and hi <= INT32_MAX
+    ok = lo is not None and hi is not None and INT32_MIN <= lo and hi <= INT32_MAX
+    return (lo, hi) if ok else None
 
 
 def c_sum(items: list[tuple[int, str]], const: int = 0) -> str:

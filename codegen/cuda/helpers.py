@@ -52,6 +52,11 @@ def _affine() -> dict[str, str]:
   int r = x % c;
   return r < 0 ? r + c : r;
 }}""",
+        "ufloordiv32": f"{DEVICE} long long air_ufloordiv32(unsigned x, unsigned c) {{ return x / c; }}"
+                       "  // 0 <= x < 2^31",
+        "uceildiv32": f"{DEVICE} long long air_uceildiv32(unsigned x, unsigned c) {{ return (x + c - 1) / c; }}"
+                      "  // 0 <= x < 2^31, 0 < c < 2^31",
+        "umod32": f"{DEVICE} long long air_umod32(unsigned x, unsigned c) {{ return x % c; }}  // 0 <= x < 2^31",
     }
 
 

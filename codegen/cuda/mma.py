@@ -32,6 +32,7 @@ not promised by the WMMA API).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from affine_ir.core import Operation, Value
@@ -200,6 +201,18 @@ class MmaOps:
         text = f"{self.val(v)}.v[{self._flat(op, v.type)}]"
         fmt = getattr(el, "name", None)
         self.define(op.results[0], _FROM_STORAGE[fmt].format(x=text) if fmt in _FROM_STORAGE else text)
+
+    def op_vector_extract_strided_slice(self, op: Operation) -> None:
+        """The box's elements copied into a fragment of the result type (registers: free after allocation)."""
+        v, res = op.operands[0], op.results[0]
+        shape = v.type.shape
+        ranges = [range(o, o + n) for o, n in zip(op.offsets, op.sizes)] + [range(d) for d in shape[len(op.sizes):]]
+        name = self.declare_vector(res)
+        for k, index in enumerate(itertools.product(*ranges)):
+            src = 0
+            for i, d in zip(index, shape):
+                src = src * d + i
+            self.emit(f"{name}.v[{k}] = {self.val(v)}.v[{src}];", assigns=res)
 
     def op_vector_insert(self, op: Operation) -> None:
         x, v = op.operands

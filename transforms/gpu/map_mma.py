@@ -89,7 +89,7 @@ from affine_ir.dialects.nvgpu import (
     MmaSyncOp,
     fragment_shapes,
 )
-from affine_ir.dialects.vector import ExtractOp
+from affine_ir.dialects.vector import ExtractOp, ExtractStridedSliceOp
 from affine_ir.types import f32, i32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
@@ -129,6 +129,11 @@ def _loop(at: _At, lb: int, ub: int, inits: list[Value], name: str) -> tuple[Aff
     marker = AffineYieldOp([], location=at.location)
     loop.body.append(marker)
     return loop, _At(marker, at.location)
+
+
+def _split(values: list[Value], n_accs: int, n_groups: int) -> tuple[list[Value], list[Value], list[Value]]:
+    """(accumulators, group tokens, fragments) of the k loop's carried values."""
+    return values[:n_accs], values[n_accs:n_accs + n_groups], values[n_accs + n_groups:]
 
 
 class _Kernel(Staging):
@@ -185,42 +190,49 @@ class _Kernel(Staging):
         s_count = t.stages
         groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
         groups = [g for g in groups if g is not None]  # none when every operand is gathered
+        self._wait(at, groups[:1], len(groups) - 1)
+        groups, frags = groups[1:], self._fragments(at, host.constant(0), 0)
         main = self.steps - (s_count - 1)
         if main > 0:
-            loop, body = _loop(at, 0, main, accs + groups, "kstep")
+            loop, body = _loop(at, 0, main, accs + groups + frags, "kstep")
             s = loop.induction_var
-            carried = list(loop.body.args[1:])
-            accs, groups = carried[:len(accs)], carried[len(accs):]
-            if groups:
-                body.add(DeviceAsyncWaitOp(groups[0], s_count - 2, location=self.loc))
-            body.add(BarrierOp(location=self.loc))
-            ahead = body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead")
-            fresh = self._issue(body, ahead, body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead"))
-            accs = self._compute(body, body.apply(_d(0) % s_count, [s], "stage"), accs)
-            body.add(AffineYieldOp(accs + (groups[1:] + [fresh] if groups else []), location=self.loc))
+            accs, groups, frags = _split(list(loop.body.args[1:]), len(accs), len(groups))
+            ahead = ((body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead"),
+                      body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead")))
+            accs, frags, groups = self._step(body, body.apply(_d(0) % s_count, [s], "stage"),
+                                             body.apply((_d(0) + 1) % s_count, [s], "stage_next"), accs, frags,
+                                             groups, ahead)
+            body.add(AffineYieldOp(accs + groups + frags, location=self.loc))
             body.anchor.erase()
-            accs, groups = list(loop.results[:len(accs)]), list(loop.results[len(accs):])
+            accs, groups, frags = _split(list(loop.results), len(accs), len(groups))
         for j in range(s_count - 1):  # the last S-1 steps: nothing more to issue
-            if groups:
-                at.add(DeviceAsyncWaitOp(groups[j], s_count - 2 - j, location=self.loc))
-            at.add(BarrierOp(location=self.loc))
-            accs = self._compute(at, host.constant((main + j) % s_count), accs)
+            nxt = None if j == s_count - 2 else host.constant((main + j + 1) % s_count)
+            accs, frags, groups = self._step(at, host.constant((main + j) % s_count), nxt, accs, frags, groups)
         self._epilogue(at, accs)
         if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
             add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
 
+    def b_pairs(self) -> bool:
+        """Whether B's fragments are loaded two at a time (``ldmatrix.x4``: half the instructions)."""
+        return self.tiles.frags_n % 2 == 0
+
     def _ldmatrix_addresses(self, ring: SharedRing) -> dict[tuple[int, int], tuple[Value, Value]]:
-        """(row, column) of the lane's ``ldmatrix`` row for fragment ``f`` at k slice ``ks``: A as four
-        8 x 8 matrices (rows 0-7/8-15 by k 0-7, then k 8-15), B as two (k 0-7, k 8-15)."""
+        """(row, column) of the lane's ``ldmatrix`` row for load ``f`` at k slice ``ks``: A as four
+        8 x 8 matrices (rows 0-7/8-15 by k 0-7, then k 8-15), B as two (k 0-7, k 8-15) -- or, for a
+        pair of B fragments (:meth:`b_pairs`), four: the first fragment's two, then the second's."""
         op, t, kind = ring.operand, self.tiles, self.plan.kind
         q, r = self.lane.floordiv(8), self.lane % 8
-        frags = t.frags_m if op.side == "A" else t.frags_n
-        height = 16 if op.side == "A" else 8
-        p_block, k_block = (q % 2, q.floordiv(2)) if op.side == "A" else (AffineExpr.constant(0), q % 2)
+        pairs = op.side == "B" and self.b_pairs()
+        loads = t.frags_m if op.side == "A" else (t.frags_n // 2 if pairs else t.frags_n)
+        height = 16 if op.side == "A" or pairs else 8
+        if op.side == "A":
+            p_block, k_block = q % 2, q.floordiv(2)
+        else:
+            p_block, k_block = (q.floordiv(2) if pairs else AffineExpr.constant(0)), q % 2
         out = {}
-        for f in range(frags):
+        for f in range(loads):
             p0 = self.warp_offset(op.side) + f * height  # elements, a multiple of 8
             for ks in range(t.BK // kind.k):
                 k0 = ks * kind.k
@@ -232,25 +244,79 @@ class _Kernel(Staging):
                                 self._column(self.top, ring, row, chunk, [self.tid]))
         return out
 
-    def _compute(self, at: _At, stage: Value, accs: list[Value]) -> list[Value]:
-        """The warp's ``mma.sync`` over one k step from ``stage``; the new accumulators."""
+    def _wait(self, at: _At, groups: list[Value], pending: int) -> None:
+        """Wait until at most ``pending`` groups are in flight (the oldest of ``groups`` landed; none
+        when every operand is gathered), then a ``gpu.barrier``: every thread's copies are visible and
+        every warp is done with the fragments it read before."""
+        if groups:
+            at.add(DeviceAsyncWaitOp(groups[0], pending, location=self.loc))
+        at.add(BarrierOp(location=self.loc))
+
+    def _step(self, at: _At, stage: Value, next_stage: Value | None, accs: list[Value], frags: list[Value],
+              groups: list[Value], ahead: tuple[Value, Value] | None = None
+              ) -> tuple[list[Value], list[Value], list[Value]]:
+        """One k step from ``stage``, its first fragments ``frags`` already loaded (the register level of
+        the software pipeline). Per 16 (8, 32) of k: the fragments of the next slice are loaded before
+        the ``mma.sync`` of this one, so the matrix units never wait for ``ldmatrix``; before the last
+        slice's ``mma.sync`` the threads wait for the next step's group and meet at the barrier, then
+        load that step's first fragments from ``next_stage`` (none when this is the last step).
+        ``ahead`` = (step, stage): the copies issued during this step, spread over its k slices and
+        grouped at the last (before its wait), into the stage every warp finished reading before the
+        previous barrier. ``groups``: the
+        tokens of the groups in flight, oldest first. Returns (accumulators, the next step's first
+        fragments, the groups in flight)."""
+        slices = self.tiles.BK // self.plan.kind.k
+        groups, tokens = list(groups), []
+        items = self.copy_items()
+        for ks in range(slices):
+            if ahead is not None:  # the copies spread over the slices (the load queue never floods)
+                part = items[len(items) * ks // slices:len(items) * (ks + 1) // slices]
+                tokens += self._issue_part(at, *ahead, part)
+                fresh = self._commit(at, tokens) if ks == slices - 1 else None
+                groups += [fresh] if fresh is not None else []
+            if ks + 1 < slices:
+                nxt = self._fragments(at, stage, ks + 1)
+            elif next_stage is not None:
+                self._wait(at, groups[:1], len(groups) - 1)
+                groups = groups[1:]
+                nxt = self._fragments(at, next_stage, 0)
+            else:
+                nxt = []
+            accs = self._mma(at, frags, accs)
+            frags = nxt
+        return accs, frags, groups
+
+    def _fragments(self, at: _At, stage: Value, ks: int) -> list[Value]:
+        """The warp's A fragments, then its B fragments, for k slice ``ks`` of ``stage`` (``ldmatrix``;
+        B pairs split with ``vector.extract_strided_slice``)."""
         t, kind = self.tiles, self.plan.kind
         a_shape, b_shape, _ = fragment_shapes(kind.k, kind.input)
+        out = []
+        for ring, side in zip(self.rings, "AB"):
+            addresses, op = self.addresses[self.rings.index(ring)], ring.operand
+            pairs = side == "B" and self.b_pairs()
+            shape = a_shape if side == "A" else ((2 * b_shape[0], b_shape[1]) if pairs else b_shape)
+            for f in range(t.frags_m if side == "A" else len(addresses) // (t.BK // kind.k)):
+                x = at.add(LdMatrixOp(ring.buffer, [stage, *addresses[(f, ks)]], shape[0], op.transpose,
+                                      vector(shape, kind.input), location=self.loc,
+                                      name_hint=side.lower())).results[0]
+                if not pairs:
+                    out.append(x)
+                    continue
+                out += [at.add(ExtractStridedSliceOp(x, (h * b_shape[0], 0), b_shape, location=self.loc,
+                                                     name_hint="b")).results[0] for h in range(2)]
+        return out
+
+    def _mma(self, at: _At, frags: list[Value], accs: list[Value]) -> list[Value]:
+        """The warp's ``frags_m x frags_n`` ``mma.sync`` on one k slice's fragments; the new accumulators."""
+        t, kind = self.tiles, self.plan.kind
+        a, b = frags[:t.frags_m], frags[t.frags_m:]
         accs = list(accs)
-        ring_a, ring_b = self.rings
-        for ks in range(t.BK // kind.k):
-            frags = []
-            for ring, count, num, shape in ((ring_a, t.frags_m, 4, a_shape), (ring_b, t.frags_n, 2, b_shape)):
-                addresses = self.addresses[self.rings.index(ring)]
-                frags.append([at.add(LdMatrixOp(ring.buffer, [stage, *addresses[(f, ks)]], num,
-                                                ring.operand.transpose, vector(shape, kind.input),
-                                                location=self.loc, name_hint=ring.operand.side.lower())).results[0]
-                              for f in range(count)])
-            for i in range(t.frags_m):
-                for j in range(t.frags_n):
-                    k = i * t.frags_n + j
-                    accs[k] = at.add(MmaSyncOp(frags[0][i], frags[1][j], accs[k], [16, 8, kind.k],
-                                               kind.input.width == 32, location=self.loc, name_hint="acc")).results[0]
+        for i in range(t.frags_m):
+            for j in range(t.frags_n):
+                k = i * t.frags_n + j
+                accs[k] = at.add(MmaSyncOp(a[i], b[j], accs[k], [16, 8, kind.k], kind.input.width == 32,
+                                           location=self.loc, name_hint="acc")).results[0]
         return accs
 
     def _epilogue(self, at: _At, accs: list[Value]) -> None:

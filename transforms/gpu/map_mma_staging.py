@@ -44,12 +44,18 @@ def _d(k: int) -> AffineExpr:
 
 def swizzle(row: AffineExpr, chunks: int) -> AffineExpr | None:
     """The value XORed into the chunk index of shared row ``row`` of ``chunks`` 16-byte chunks (None:
-    no swizzle, one chunk per row): 8 consecutive rows get 8 distinct bank groups."""
-    if chunks <= 1:
+    no swizzle, one chunk per row). It stays below ``G``, the largest power of two (at most 8) that
+    divides ``chunks``, so the XOR permutes the chunks within each aligned group of ``G`` and never
+    leaves the row; with ``chunks`` a multiple of 8 (or 4 or 2 chunks: rows of 8 x 16 bytes in 8 or 4
+    rows), 8 consecutive rows get 8 distinct bank groups. A row of 3, 5, 6 or 12 chunks gets a
+    narrower swizzle (some ``ldmatrix`` phases then meet bank conflicts: such tiles are the user's
+    choice, the model picks powers of two)."""
+    group = min(LDMATRIX_ROWS, chunks & -chunks)
+    if group <= 1:
         return None
-    if chunks >= LDMATRIX_ROWS:
+    if group >= LDMATRIX_ROWS:
         return row % LDMATRIX_ROWS
-    return row.floordiv(LDMATRIX_ROWS // chunks) % chunks
+    return row.floordiv(LDMATRIX_ROWS // group) % group
 
 
 @dataclass
@@ -245,17 +251,29 @@ class Staging:
         """The thread's copies of k step ``step`` into ``stage``: the gathered operands' elements
         stored at once, the others' chunks as one group of asynchronous copies (its token; None
         when every operand is gathered)."""
+        return self._commit(at, self._issue_part(at, step, stage, self.copy_items()))
+
+    def copy_items(self) -> list[tuple[SharedRing, CopySlot | GatherElement]]:
+        """Every copy (or gathered element) of the thread in one k step, operand by operand."""
+        return [(ring, slot) for ring, slots in zip(self.rings, self.copy_slots) for slot in slots]
+
+    def _issue_part(self, at: _At, step: Value, stage: Value,
+                    items: list[tuple[SharedRing, CopySlot | GatherElement]]) -> list[Value]:
+        """Some of the copies of k step ``step`` into ``stage`` (gathered elements stored at once);
+        the asynchronous copies' tokens, for :meth:`_commit`."""
         tokens = []
-        for ring, slots in zip(self.rings, self.copy_slots):
-            load = ring.operand.load
-            for slot in slots:
-                if isinstance(slot, GatherElement):
-                    self._gather(at, ring, slot, step, stage)
-                    continue
-                src, count = self._source(at, ring, slot, step)
-                tokens.append(at.add(DeviceAsyncCopyOp(load.memref, src, ring.buffer, [stage, slot.row, slot.col],
-                                                       ring.chunk, count, bypass_l1=True,
-                                                       location=self.loc)).results[0])
+        for ring, slot in items:
+            if isinstance(slot, GatherElement):
+                self._gather(at, ring, slot, step, stage)
+                continue
+            src, count = self._source(at, ring, slot, step)
+            tokens.append(at.add(DeviceAsyncCopyOp(ring.operand.load.memref, src, ring.buffer,
+                                                   [stage, slot.row, slot.col], ring.chunk, count, bypass_l1=True,
+                                                   location=self.loc)).results[0])
+        return tokens
+
+    def _commit(self, at: _At, tokens: list[Value]) -> Value | None:
+        """One group of the copies ``tokens`` (its token; None without copies)."""
         if not tokens:
             return None
         return at.add(DeviceAsyncCreateGroupOp(tokens, location=self.loc, name_hint="group")).results[0]
