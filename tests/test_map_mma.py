@@ -136,6 +136,18 @@ def test_b_fragments_load_in_pairs_when_the_warp_has_an_even_count(transpose_b, 
     assert len(slices) == (2 * len(b_ops) if b_tiles == 4 else 0)
 
 
+def test_grids_past_one_wave_run_in_groups_of_block_rows():
+    """More blocks than the target has multiprocessors (8 x 17 tiles of 16 x 8 on the H200's 132):
+    block (bx, by) computes a tile of a group of 8 block rows taken column by column; every tile
+    is computed once (the same bits), the remap is in the IR as ``tile_row``/``tile_col``; one wave
+    keeps the plain order."""
+    out, _ = check_same_bits(L.matmul(128, 136, 16, dtype="f16"), "tile-sizes=16,8,16,1,1")
+    names = {op.results[0].name_hint for op in out.walk() if op.name == "affine.apply"}
+    assert {"tile_row", "tile_col"} <= names
+    small, _ = check_same_bits(L.matmul(64, 64, 16, dtype="f16"), "tile-sizes=16,8,16,1,1")  # 32 blocks
+    assert "tile_row" not in {op.results[0].name_hint for op in small.walk() if op.name == "affine.apply"}
+
+
 def test_a_ring_wait_that_lets_the_needed_group_stay_in_flight_is_caught():
     """The emulation performs a thread's copies only when a wait retires their group: a wait with one
     group too many in flight leaves the stage stale, and the interpreter refuses the named group."""

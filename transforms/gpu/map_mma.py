@@ -20,7 +20,9 @@ may be zero-padded) to an f32 sum, any sizes (partial tiles). ``C = A @ B`` with
 The kernel, for tiles :class:`~.map_mma_plan.MmaTiles` ``BM x BN x BK`` with ``warps_m x warps_n``
 warps and ``S`` stages:
 
-- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)`` rounded up); ``32 * warps``
+- **blocks** tile ``(rows, columns)`` by ``BM x BN`` (grid ``(N/BN, M/BM, batch)`` rounded up; beyond one
+  wave, block ``(bx, by)`` computes a tile of a group of up to 8 block rows taken column by column, so
+  that the blocks running together share their B columns in L2); ``32 * warps``
   threads, warp ``w`` owning the warp tile at rows ``(w / warps_n) * BM/warps_m``, columns
   ``(w % warps_n) * BN/warps_n``: ``BM/warps_m/16 x BN/warps_n/8`` accumulator fragments
   (``vector<2x2xf32>``, carried in ``iter_args``, starting at 0).
@@ -116,6 +118,8 @@ from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contra
 __all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
 
 PASS = "gpu-map-mma"
+#: The most block rows whose blocks run column by column together (:meth:`_Kernel._rasterize`).
+RASTER_ROWS = 8
 
 
 def _d(k: int) -> AffineExpr:
@@ -177,6 +181,7 @@ class _Kernel(Staging):
         launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
+        self._rasterize(-(-n // t.BN), -(-m // t.BM))
         if self.splits > 1:  # grid z runs (slice, batch), the batch fastest
             self.slice = at.apply(_d(0).floordiv(b), [self.bz], "slice")
             self.bz = at.apply(_d(0) % b, [self.bz], "batch")
@@ -217,6 +222,21 @@ class _Kernel(Staging):
     def b_pairs(self) -> bool:
         """Whether B's fragments are loaded two at a time (``ldmatrix.x4``: half the instructions)."""
         return self.tiles.frags_n % 2 == 0
+
+    def _rasterize(self, cols: int, rows: int) -> None:
+        """Run the blocks in groups of ``G`` block rows, column by column within a group (``G``: the
+        largest divisor of the block rows up to :data:`RASTER_ROWS`): the blocks running at once
+        then share the B columns they read, so B is read from DRAM about once per group instead of
+        once per block row. The tile of block ``(bx, by)`` (``p = by * cols + bx``) is row
+        ``(p floordiv (G * cols)) * G + p mod G`` and column ``(p mod (G * cols)) floordiv G``."""
+        group = max(g for g in range(1, min(rows, RASTER_ROWS) + 1) if rows % g == 0)
+        if group == 1 or cols == 1 or rows * cols <= self.gpu.sm_count:  # one wave: every block runs at once
+            return
+        p = _d(1) * cols + _d(0)
+        row = p.floordiv(group * cols) * group + p % group
+        col = (p % (group * cols)).floordiv(group)
+        self.by, self.bx = (self.top.apply(e, [self.bx, self.by], name) for e, name in ((row, "tile_row"),
+                                                                                       (col, "tile_col")))
 
     def _ldmatrix_addresses(self, ring: SharedRing) -> dict[tuple[int, int], tuple[Value, Value]]:
         """(row, column) of the lane's ``ldmatrix`` row for load ``f`` at k slice ``ks``: A as four
