@@ -1,6 +1,10 @@
 """Run every library op once on the GPU through ``runtime.compile(target="cuda")`` (small
 shapes), checking each against the interpreter: the program that ``compute-sanitizer``
-(memcheck, racecheck) runs on the device machine (issue 7).
+(memcheck, racecheck) runs on the device machine (issue 7). The ``mma_*`` rows are the matrix-unit
+kernels of the benchmarks (issue 18) at small sizes: the 4096^3 matmul's tiles (128 x 256, k step
+32, 4 stages), the 8192^3 one's block-row groups (more blocks than one wave), split-K, partial
+tiles, convolutions NHWC (cp.async, zero-filled padding) and NCHW (gathered), the MLP epilogue,
+TF32 and int8.
 
     compute-sanitizer --tool memcheck python benchmarks/cuda_sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/cuda_sanitize.py
@@ -14,6 +18,7 @@ import numpy as np
 
 import affine_ir as air
 import runtime
+from transforms.pipelines import GPU_PIPELINE, gpu_pipeline
 
 L = air.library
 OPS = {
@@ -39,9 +44,32 @@ OPS = {
 }
 
 
+def _mma(options: str, pipeline: str = GPU_PIPELINE) -> str:
+    return pipeline.replace("gpu-map-mma,", "gpu-map-mma{" + options + "},")
+
+
+#: name: (builder, pipeline): the matrix-unit kernels with the benchmarks' tiles and options.
+MMA_OPS = {
+    "mma_matmul_f16_4096_tiles": (lambda: L.matmul(128, 256, 128, dtype="f16"),
+                                  _mma("tile-sizes=128,256,32,2,4 stages=4")),
+    "mma_matmul_bf16_block_row_groups": (lambda: L.matmul(128, 136, 64, dtype="bf16"),
+                                         _mma("tile-sizes=16,8,16,1,1")),
+    "mma_matmul_f16_split_k": (lambda: L.matmul(16, 256, 1024, dtype="f16"), _mma("split-k=4")),
+    "mma_matmul_f16_partial_transposed": (lambda: L.matmul(33, 40, 24, dtype="f16", transpose_a=True),
+                                          GPU_PIPELINE),
+    "mma_conv_nhwc_f16_padded": (lambda: L.conv2d(1, 16, 9, 9, 32, 3, 3, stride=2, padding=1, layout="NHWC",
+                                                  dtype="f16"), GPU_PIPELINE),
+    "mma_conv_nchw_f16": (lambda: L.conv2d(2, 8, 7, 7, 16, 3, 3, padding=1, dtype="f16"), GPU_PIPELINE),
+    "mma_mlp_f16": (lambda: L.mlp(64, 128, 96, dtype="f16"), GPU_PIPELINE),
+    "mma_matmul_tf32": (lambda: L.matmul(64, 64, 64), gpu_pipeline(allow_tf32=True)),
+    "mma_matmul_i8": (lambda: L.matmul(64, 64, 128, dtype="i8", transpose_b=True), GPU_PIPELINE),
+}
+
+
 def main() -> int:
     bad = 0
-    for name, build in OPS.items():
+    rows = {name: (build, None) for name, build in OPS.items()} | MMA_OPS
+    for name, (build, pipeline) in rows.items():
         m = build()
         rng = np.random.default_rng(0)
         args = []
@@ -50,12 +78,12 @@ def main() -> int:
             args.append((rng.integers(-3, 4, size=a.type.shape).astype(np.float64) / 4).astype(dt))
         want = [a.copy() for a in args]
         air.interpret(m, *want)
-        runtime.compile(m, target="cuda")(*args)
+        runtime.compile(m, target="cuda", pipeline=pipeline)(*args)
         tol = 3e-2 if "16" in str(m) else 1e-5
         ok = all(np.allclose(g.astype(float), w.astype(float), rtol=tol, atol=tol) for g, w in zip(args, want))
         bad += not ok
         print(f"{name}: {'ok' if ok else 'MISMATCH'}", flush=True)
-    print(f"{len(OPS)} library ops, {bad} mismatches")
+    print(f"{len(rows)} kernels ({len(OPS)} library ops, {len(MMA_OPS)} matrix-unit kernels), {bad} mismatches")
     return 1 if bad else 0
 
 
