@@ -74,6 +74,16 @@ SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32}
 MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32}
 
 
+def padded_rows(rows: int, cols: int, unit: int, threads: int) -> int:
+    """The rows a ring stage of ``rows x cols`` elements needs so that each of ``threads`` threads
+    copies its own ``unit``-element slots: when the threads outnumber the stage's slots, the extra
+    threads write padding rows (never read) instead of a slot another thread writes -- the same
+    bytes, but a write-write race for ``compute-sanitizer --tool racecheck``."""
+    slots = rows * cols // unit
+    per_thread = -(-slots // threads)
+    return max(rows, -(-per_thread * threads * unit // cols))
+
+
 @dataclass(frozen=True)
 class MmaKind:
     """The instruction: ``mma.sync.m16n8k{k}`` on ``input`` fragments accumulating in ``acc``."""
@@ -132,8 +142,12 @@ class MmaTiles:
         """``n8`` fragments along a warp tile's columns."""
         return self.warp_n // 8
 
-    def stage_bytes(self, kind: MmaKind) -> int:
-        return (self.BM + self.BN) * self.BK * kind.bytes
+    def stage_bytes(self, kind: MmaKind, warp: int = 32) -> int:
+        """Bytes of one stage of both rings, with the padding rows of :func:`padded_rows` (an upper
+        bound: copies in 16-byte chunks, the larger of the two layouts)."""
+        threads = self.threads(warp)
+        return sum(max(padded_rows(self.BK, p, kind.chunk, threads) * p, padded_rows(p, self.BK, kind.chunk, threads)
+                       * self.BK) * kind.bytes for p in (self.BM, self.BN))
 
     def invalid(self, kind: MmaKind) -> str | None:
         """Why these tiles make no kernel for ``kind``, or None."""

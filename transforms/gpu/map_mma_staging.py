@@ -32,7 +32,7 @@ from affine_ir.types import WORKGROUP, index, memref
 from ..loop_utils import access_subscripts
 from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan
-from .map_mma_plan import LDMATRIX_ROWS, MmaOperand, MmaPlan, MmaTiles
+from .map_mma_plan import LDMATRIX_ROWS, MmaOperand, MmaPlan, MmaTiles, padded_rows
 from .schedule_gpu_plan import Contraction, delinearized
 
 __all__ = ["CopySlot", "GatherElement", "SharedRing", "Staging", "swizzle"]
@@ -132,12 +132,16 @@ class Staging:
         raise NotImplementedError
 
     def _ring(self, operand: MmaOperand) -> SharedRing:
+        """The operand's ring: ``rows x cols`` a stage, plus the rows that give every thread a slot of
+        its own when the threads outnumber the stage's copies (:func:`padded_rows`)."""
         t = self.tiles
         p = t.BM if operand.side == "A" else t.BN
         rows, cols = (p, t.BK) if operand.k_fast else (t.BK, p)
         el = operand.load.results[0].type
         name = operand.load.memref.name_hint or operand.side
-        alloc = self.top.add(AllocOp(memref((t.stages, rows, cols), el, WORKGROUP), location=self.loc,
+        unit = 1 if operand.gather else self.plan.kind.chunk
+        alloc_rows = padded_rows(rows, cols, unit, self.threads)
+        alloc = self.top.add(AllocOp(memref((t.stages, alloc_rows, cols), el, WORKGROUP), location=self.loc,
                                      name_hint=f"{name}_ring"))
         return SharedRing(operand, alloc.results[0], rows, cols, self.plan.kind.chunk)
 
@@ -163,10 +167,11 @@ class Staging:
         out = []
         for cp in range(per_thread):
             idx = _d(0) + cp * self.threads
-            if per_thread * self.threads > total:
-                idx = idx % total  # more threads than chunks: some copy a chunk twice (the same bytes)
-            row, chunk = idx.floordiv(ring.chunks), idx % ring.chunks
-            p_rel, k_rel = (row, chunk * ring.chunk) if op.k_fast else (chunk * ring.chunk, row)
+            row, chunk = idx.floordiv(ring.chunks), idx % ring.chunks  # past the tile: a padding row's slot
+            if per_thread * self.threads > total:  # more threads than chunks: the extra ones read a tile chunk
+                idx = idx % total
+            src_row, src_chunk = idx.floordiv(ring.chunks), idx % ring.chunks
+            p_rel, k_rel = (src_row, src_chunk * ring.chunk) if op.k_fast else (src_chunk * ring.chunk, src_row)
             p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
             p_src = p
             if extent % size:  # a partial tile: rows/columns past the size read the last one (zero-filled)
@@ -290,10 +295,11 @@ class Staging:
         out = []
         for e in range(per_thread):
             idx = _d(0) + e * self.threads
-            if per_thread * self.threads > total:
-                idx = idx % total  # more threads than elements: some store an element twice (the same value)
-            row, col = idx.floordiv(ring.cols), idx % ring.cols
-            p_rel, k_rel = (row, col) if op.k_fast else (col, row)
+            row, col = idx.floordiv(ring.cols), idx % ring.cols  # past the tile: a padding row's slot
+            if per_thread * self.threads > total:  # more threads than elements: the extra ones read a tile element
+                idx = idx % total
+            src_row, src_col = idx.floordiv(ring.cols), idx % ring.cols
+            p_rel, k_rel = (src_row, src_col) if op.k_fast else (src_col, src_row)
             p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
             ivs = {lp.induction_var: self.top.apply(x, [p], lp.induction_var.name_hint)
                    for lp, x in zip(loops, delinearized(loops, c.trips, c.lows))}
