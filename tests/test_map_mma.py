@@ -148,6 +148,28 @@ def test_grids_past_one_wave_run_in_groups_of_block_rows():
     assert "tile_row" not in {op.results[0].name_hint for op in small.walk() if op.name == "affine.apply"}
 
 
+@pytest.mark.parametrize("make, pairs", [
+    (lambda: L.matmul(64, 32, 32, dtype="f16"), True),
+    (lambda: L.mlp(32, 64, 32, dtype="bf16"), True),  # bias load, GELU, truncation: then one 2-element store
+    (lambda: L.matmul(33, 40, 24, dtype="f16"), True),  # partial rows: the guard of the first column holds both
+    (lambda: L.matmul(32, 33, 16, dtype="f16"), False),  # an odd column count: the second column may lie outside
+])
+def test_the_two_columns_of_a_fragment_row_are_stored_together(make, pairs):
+    """Columns 2t and 2t + 1 of a fragment row are adjacent in the output: one ``affine.vector_store``
+    of 2 elements (the CUDA backend prints one 4-byte store where it proves the alignment), the
+    same bits; not where the column count is odd."""
+    out, _ = check_same_bits(make())
+    vector_stores = [op for op in out.walk() if op.name == "affine.vector_store"]
+    scalar_stores = [op for op in out.walk() if op.name == "affine.store"]
+    assert bool(vector_stores) == pairs and bool(scalar_stores) != pairs
+    assert all(op.value.type.shape == (2,) for op in vector_stores)
+
+
+def test_the_4096_matmul_stores_four_byte_pairs():
+    src = runtime.compile(L.matmul(256, 256, 256, dtype="f16"), target="cuda").source
+    assert src.count("*reinterpret_cast<air_v2f16*>(&C[") > 0 and "C[" not in src.replace("(&C[", "")
+
+
 def _at_thread(v, tid_arg, tid: int) -> int:
     """The value of ``v`` (an expression of the thread id: affine.apply, arith.xori, constants) at ``tid``."""
     if v is tid_arg:

@@ -81,7 +81,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineVectorStoreOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
@@ -91,8 +91,9 @@ from affine_ir.dialects.nvgpu import (
     MmaSyncOp,
     fragment_shapes,
 )
-from affine_ir.dialects.vector import ExtractOp, ExtractStridedSliceOp
-from affine_ir.types import f32, i32, memref, vector
+from affine_ir.dialects.vector import ExtractOp, ExtractStridedSliceOp, InsertOp
+from affine_ir.traits import EffectKind
+from affine_ir.types import IntegerType, f32, i32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..loop_utils import top_level_loops
@@ -340,39 +341,90 @@ class _Kernel(Staging):
         return accs
 
     def _epilogue(self, at: _At, accs: list[Value]) -> None:
-        """The nest's ops around the reduction, per element of each accumulator fragment."""
-        c, t, plan = self.c, self.tiles, self.plan
-        g, q = self.lane.floordiv(4), self.lane % 4
+        """The nest's ops around the reduction, per element of each accumulator fragment; the two
+        adjacent columns of a fragment row stored at once (``affine.vector_store`` of 2 elements)
+        when :meth:`_pair_store` allows."""
+        t = self.tiles
         batch = {v: at.apply(e, [self.bz], v.name_hint) for v, e in self._batch_exprs(0)}
-        acc_arg = c.inner.body.args[1]
-        term = next(v for v in plan.combine.operands if v is not acc_arg)
+        pair = self._pair_store()
         for i in range(t.frags_m):
             for j in range(t.frags_n):
+                acc = accs[i * t.frags_n + j]
                 for r in range(2):
-                    for e in range(2):
-                        mapping = dict(batch)
-                        row = _d(1) * t.BM + self.warp_offset("A") + i * 16 + g + 8 * r
-                        col = _d(1) * t.BN + self.warp_offset("B") + j * 8 + q * 2 + e
-                        mapping.update(self._side_ivs(at, c.rows, row, self.by))
-                        mapping.update(self._side_ivs(at, c.cols, col, self.bx))
-                        x = at.add(ExtractOp(accs[i * t.frags_n + j], (r, e), plan.kind.acc, location=self.loc,
-                                             name_hint="sum")).results[0]
-                        if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
-                            x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
-                        inside = self._inside(at, row, col)
-                        if self.workspace is not None:  # split-K: the slice's partial sum, as is
-                            index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
-                            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index,
-                                                     location=self.loc))
-                            continue
-                        for op in c.pre:
-                            inside.add(op.clone(mapping))
-                        if not plan.init_zero:
-                            init = mapping.get(c.red.inits[0], c.red.inits[0])
-                            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
-                        mapping[c.red.results[0]] = x
-                        for op in c.post:
-                            inside.add(op.clone(mapping))
+                    if pair is None:
+                        for e in range(2):
+                            self._element(at, batch, acc, i, j, r, e)
+                        continue
+                    first, inside = self._element(at, batch, acc, i, j, r, 0, skip=pair)
+                    second, _ = self._element(at, batch, acc, i, j, r, 1, skip=pair, inside=inside)
+                    el = pair.memref.type.element_type
+                    v = inside.add(ConstantOp.of(0 if isinstance(el, IntegerType) else 0.0, vector((2,), el),
+                                                 location=self.loc)).results[0]
+                    for e, mapping in enumerate((first, second)):
+                        v = inside.add(InsertOp(mapping.get(pair.value, pair.value), v, (e,), location=self.loc,
+                                                name_hint="pair")).results[0]
+                    inside.add(AffineVectorStoreOp(v, pair.memref, pair.map,
+                                                   [first.get(x, x) for x in pair.indices], location=self.loc))
+
+    def _pair_store(self) -> AffineStoreOp | None:
+        """The epilogue's store when columns ``2t`` and ``2t + 1`` of a fragment row may be stored
+        together: it is the epilogue's last op and its only write, its last subscript is the
+        innermost column loop plus terms without it (consecutive columns: consecutive elements),
+        no other subscript uses that loop, the loop's trip count is even and so is the column
+        count (the guard of a partial tile holds for both columns when it holds for the first);
+        not for split-K's partial sums."""
+        c = self.c
+        if self.workspace is not None or not c.post or not isinstance(c.post[-1], AffineStoreOp):
+            return None
+        store = c.post[-1]
+        if any(e.kind == EffectKind.WRITE for op in c.post[:-1] for inner in op.walk()
+               for e in inner.memory_effects()):
+            return None
+        inner = c.cols[-1]
+        dims = [k for k, v in enumerate(store.indices[:store.map.num_dims]) if v is inner.induction_var]
+        if len(dims) != 1 or inner.induction_var in store.indices[store.map.num_dims:]:
+            return None
+        d, rest = dims[0], store.map.results[:-1]
+        last = store.map.results[-1]
+        if last.coefficient_of_dim(d) != 1 or d in (last - _d(d)).used_dims() or any(d in e.used_dims() for e in rest):
+            return None
+        if c.trips[inner] % 2 or c.sizes[2] % 2:
+            return None
+        return store
+
+    def _element(self, at: _At, batch: dict, acc: Value, i: int, j: int, r: int, e: int,
+                 skip: Operation | None = None, inside: _At | None = None) -> tuple[dict, _At]:
+        """Element ``[r][e]`` of fragment ``(i, j)``: the ops before the reduction, the initial value, the
+        ops after it (all but ``skip``) in ``inside`` (default: the element's own bounds guard). Returns
+        the value mapping and where the ops went."""
+        c, t, plan = self.c, self.tiles, self.plan
+        at = inside or at  # a second element in the first one's guard: its values are computed there
+        g, q = self.lane.floordiv(4), self.lane % 4
+        acc_arg = c.inner.body.args[1]
+        term = next(v for v in plan.combine.operands if v is not acc_arg)
+        mapping = dict(batch)
+        row = _d(1) * t.BM + self.warp_offset("A") + i * 16 + g + 8 * r
+        col = _d(1) * t.BN + self.warp_offset("B") + j * 8 + q * 2 + e
+        mapping.update(self._side_ivs(at, c.rows, row, self.by))
+        mapping.update(self._side_ivs(at, c.cols, col, self.bx))
+        x = at.add(ExtractOp(acc, (r, e), plan.kind.acc, location=self.loc, name_hint="sum")).results[0]
+        if plan.kind.acc != c.red.results[0].type:  # f16 sums: the nest's ops take f32
+            x = at.add(ExtfOp(x, f32, location=self.loc, name_hint="sum")).results[0]
+        inside = inside or self._inside(at, row, col)
+        if self.workspace is not None:  # split-K: the slice's partial sum, as is
+            index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
+            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index, location=self.loc))
+            return mapping, inside
+        for op in c.pre:
+            inside.add(op.clone(mapping))
+        if not plan.init_zero:
+            init = mapping.get(c.red.inits[0], c.red.inits[0])
+            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
+        mapping[c.red.results[0]] = x
+        for op in c.post:
+            if op is not skip:
+                inside.add(op.clone(mapping))
+        return mapping, inside
 
     def _inside(self, at: _At, row: AffineExpr, col: AffineExpr) -> _At:
         """Where an element's epilogue goes: ``at``, or an ``affine.if`` on the element lying inside
