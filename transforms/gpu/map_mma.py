@@ -30,26 +30,31 @@ warps and ``S`` stages:
   ``BM x BK`` (``BN x BK``) rows when it is contiguous along k, ``BK x BM`` (``BK x BN``) when along its rows (columns).
   The threads copy a k step's tile as 16-byte chunks (``nvgpu.device_async_copy ... bypassL1``:
   ``cp.async.cg``), consecutive threads on consecutive chunks of a row, one group per step
-  (``device_async_create_group``). A prologue puts steps ``0 .. S-2`` in flight; iteration ``s``
-  waits for step ``s``'s group (``device_async_wait numGroups = S-2``, its token carried in
-  ``iter_args``), a ``gpu.barrier`` (every thread's copies landed, every warp done with step
-  ``s-1``), issues step ``s+S-1`` into the stage step ``s-1`` used, and computes step ``s``; the
-  last ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``).
+  (``device_async_create_group``). A prologue puts steps ``0 .. S-2`` in flight, waits for step 0
+  and loads its first fragments. Iteration ``s`` carries them (the register level of the
+  pipeline) and, per k slice, issues its share of step ``s+S-1``'s copies into the stage step
+  ``s-1`` used (grouped at the last slice), loads the next slice's fragments -- at the last slice
+  after waiting for step ``s+1``'s group (``device_async_wait numGroups = S-2``) and a
+  ``gpu.barrier``, step ``s+1``'s first fragments -- then runs the slice's ``mma.sync``; the last
+  ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``). Threads beyond a stage's chunks
+  write padding rows of the ring (no two threads write one slot).
 - **gathered operands** (not in aligned 16-byte chunks: NCHW windows and filters, sizes not a
   multiple of 8): each thread loads elements of the step's tile (an ``affine.if`` on the sizes and
   the padding window, 0 outside) and stores them (``memref.store``) at the swizzled position, when the
   copies would be issued; a padded chunked operand (NHWC) gets ``srcElements`` 0 outside the window.
-- **swizzle**: chunk ``c`` of shared row ``r`` (``C/8`` chunks per row) is stored at chunk
-  ``c xor ((r / max(1, 8 / (C/8))) mod min(8, C/8))`` (``arith.xori``): the 8 rows an ``ldmatrix``
-  phase reads (8 lanes, one 16-byte row each) then fall in 8 distinct 16-byte bank groups, and so do
-  the chunks 8 consecutive threads copy -- no bank conflicts for either.
+- **swizzle** (:func:`~.map_mma_staging.swizzle`): chunk ``c`` of shared row ``r`` is stored at chunk
+  ``c xor s(r)`` (``arith.xori``): the 8 rows an ``ldmatrix`` phase reads (8 lanes, one 16-byte row
+  each) then fall in 8 distinct 16-byte bank groups, and so do the chunks 8 consecutive threads
+  copy -- no bank conflicts for either.
 - **fragments**: per 16 of ``BK``, each warp loads its A fragments with ``ldmatrix.x4`` (16 x 16)
-  and its B fragments with ``ldmatrix.x2`` (16 x 8) -- ``transpose`` where the shared rows run along
-  k -- and issues ``frags_m x frags_n`` ``mma.sync m16n8k16``.
+  and its B fragments two at a time with ``ldmatrix.x4`` split by ``vector.extract_strided_slice``
+  (``ldmatrix.x2`` each for an odd count) -- ``transpose`` where the shared rows run along k -- and
+  issues ``frags_m x frags_n`` ``mma.sync m16n8k16``.
 - **epilogue**: for each element ``[r][e]`` of each accumulator fragment (row ``g + 8r``, column
   ``2t + e`` of the fragment, ``g = lane / 4``, ``t = lane % 4``, as PTX lays out C) the nest's ops
   before the reduction, the initial value added (unless it is the constant 0), and the ops after
-  it (truncation, bias, activation, stores) run on ``vector.extract`` of the element.
+  it (truncation, bias, activation, stores) run on ``vector.extract`` of the element; columns
+  ``2t`` and ``2t + 1`` go out in one ``affine.vector_store`` when :meth:`_Kernel._pair_store` allows.
 - **partial tiles**: a copy past M, N or K reads nothing (``srcElements`` 0, an ``affine.if`` yielding
   8 or 0: the chunk is zero-filled; its indices clamped by ``affine.min`` into the operand), and each
   element's epilogue runs inside an ``affine.if`` on the element lying inside the sizes; zero
