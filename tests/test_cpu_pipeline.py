@@ -10,6 +10,8 @@ LLVM) against the reference interpreter, and what ``cpu-schedule`` decides.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -148,7 +150,8 @@ def test_matmul_gets_cache_tiles_and_a_register_tile():
     text = str(out)
     applied = [d.message for d in decisions if d.kind == "applied"]
     assert applied[0] == "register tile 4x64: (%i) unroll-jammed by 4, (%j) vectorized by 64", applied
-    assert applied[1].startswith("tiled (%i, %j) for the caches by %j=256: the best of 21 candidates"), applied
+    # the cache tile depends on the host's caches (%j=256 with a 2 MiB L2, 128 with 512 KiB)
+    assert re.match(r"tiled \(%i, %j\) for the caches by %j=\d+: the best of 21 candidates", applied[1]), applied
     assert "affine.parallel" in text
     assert "iter_args(%acc = %0, %acc_0 = %0, %acc_1 = %0, %acc_2 = %0) -> (vector<64xf32>, " in text
     assert "vector.broadcast" in text and "affine.vector_load %B" in text

@@ -110,7 +110,7 @@ def test_host_cpu_is_sane_here():
     lanes = cpu.vector_bits // 32
     assert cpu.peak_flops("f32") == cpu.cores * cpu.clock_hz * cpu.fma_units * lanes * 2
     assert cpu.peak_flops("f64") == cpu.peak_flops("f32") / 2
-    assert cpu.l1_bandwidth > cpu.l2_bandwidth > cpu.l3_bandwidth
+    assert cpu.l1_bandwidth >= cpu.l2_bandwidth > cpu.l3_bandwidth  # equal with 256-bit vectors (2 x 32 B = 64 B)
     assert cpu.parallel_units == cpu.cores
 
 

@@ -47,7 +47,7 @@ OLD_PURE_NAMES = {
     "affine.max", "gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim", "gpu.subgroup_mma_compute",
     "gpu.subgroup_mma_constant_matrix", "vector.reduction",
     # added after the traits (issue 18), pure as in MLIR:
-    "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync", "vector.extract", "vector.insert",
+    "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync", "vector.extract", "vector.insert", "vector.extract_strided_slice",
 }
 OLD_PURE_BASES = (ElementwiseOp, ConversionOp)
 OLD_TERMINATORS = {"func.return", "affine.yield", "gpu.terminator"}
