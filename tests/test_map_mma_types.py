@@ -18,12 +18,14 @@ from test_map_mma import check_same_bits, map_mma, ops_of, prepared
 
 import affine_ir as air
 import runtime
+from affine_ir.dialects.memref import LoadOp, StoreOp
 from affine_ir.dialects.nvgpu import LdMatrixOp, MmaSyncOp
 from affine_ir.interp.gpu import reversed_schedule
 from affine_ir.testing import library_inputs, run
 from affine_ir.types import f16, f32
 from codegen.cuda import emit
 from transforms import PassManager
+from transforms.gpu.map_mma import swizzle
 from transforms.pipelines import GPU_PIPELINE, gpu_pipeline
 
 L = air.library
@@ -43,7 +45,8 @@ def both_orders(module, args) -> list:
 
 
 TF32_CASES = {
-    "matmul (B gathered: ldmatrix cannot transpose 32-bit)": lambda: L.matmul(32, 40, 24, dtype="f32"),
+    "matmul B K x N (fragments read per element)": lambda: L.matmul(32, 40, 24, dtype="f32"),
+    "matmul B K x N, N 22 (B gathered along k)": lambda: L.matmul(32, 22, 24, dtype="f32"),
     "matmul B transposed (both cp.async)": lambda: L.matmul(32, 32, 32, dtype="f32", transpose_b=True),
     "matmul A transposed, partial": lambda: L.matmul(20, 16, 40, dtype="f32", transpose_a=True),
     "batch matmul B transposed": lambda: L.batch_matmul(2, 16, 24, 16, dtype="f32", transpose_b=True),
@@ -60,6 +63,47 @@ def test_tf32_contractions_give_the_original_bits_on_tf32_exact_data(name):
     mma = ops_of(out, MmaSyncOp)
     assert mma and all(op.tf32_enabled for op in mma)
     assert not any(op.transpose for op in ops_of(out, LdMatrixOp))  # 32-bit: never ldmatrix.trans
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_tf32_operands_along_their_side_are_copied_in_chunks_and_read_per_element(transpose_a):
+    """B given K x N (A given K x M): cp.async chunks like every other layout -- no gathered store --
+    and each fragment element one ``memref.load`` of the shared ring (ldmatrix cannot transpose 32-bit
+    elements); the 32x64 warp tiles of 4 k slices give the nest's bits in both thread orders."""
+    make = lambda: L.matmul(64, 128, 64, dtype="f32", transpose_a=transpose_a)  # noqa: E731
+    out, decision = check_same_bits(make(), "tile-sizes=64,128,32,2,2 allow-tf32=true")
+    assert "B k-strided (fragments read per element), cp.async 16-byte chunks" in decision.message
+    assert ("A k-strided (fragments read per element)" in decision.message) == transpose_a
+    shared = [op for op in out.walk() if isinstance(op, (LoadOp, StoreOp)) and op.memref.type.memory_space]
+    assert shared and all(isinstance(op, LoadOp) for op in shared)
+    per_slice = 8 * 2 + (2 * 4 if transpose_a else 0)  # B: 8 fragments of 2 elements; A: 2 of 4
+    assert len(shared) == per_slice * (1 + 4)  # the prologue's first slice, the k loop's 4 slices
+    assert len(ops_of(out, LdMatrixOp)) == (0 if transpose_a else 2 * (1 + 4))
+
+
+def _element_banks(swz, chunks: int, k0: int, n0: int) -> set[int]:
+    """The banks the 32 lanes of one 32-bit B fragment load hit in rows of ``chunks`` 16-byte chunks."""
+    out = set()
+    for lane in range(32):
+        row, col = k0 + lane % 4, n0 + lane // 4
+        out.add((row * chunks * 4 + (col ^ (swz.evaluate([row]) * 4))) % 32)
+    return out
+
+
+def test_the_swizzle_of_rings_read_per_element_is_conflict_free():
+    """A 32-bit fragment load reads rows k0 + t + 4r (t = lane mod 4) at columns n0 + g (g = lane / 4,
+    n0 a multiple of 8): with the spread swizzle its 32 lanes hit 32 distinct banks for rows of 32 to
+    256 floats; the plain swizzle gives 2-way conflicts. Each row's chunks are still permuted."""
+    d0 = air.AffineExpr.dim(0)
+    for chunks in (8, 16, 32, 64):
+        spread, plain = swizzle(d0, chunks, 2), swizzle(d0, chunks)
+        for k0 in range(0, 32, 4):
+            for n0 in range(0, chunks * 4, 8):
+                assert len(_element_banks(spread, chunks, k0, n0)) == 32, (chunks, k0, n0)
+                assert len(_element_banks(plain, chunks, k0, n0)) == 16, (chunks, k0, n0)
+        for row in range(32):
+            x = spread.evaluate([row])
+            assert sorted(c ^ x for c in range(chunks)) == list(range(chunks))
 
 
 def test_tf32_rounds_the_inputs_and_stays_within_the_documented_tolerance():
@@ -139,7 +183,9 @@ def test_runtime_compile_with_the_tf32_pipeline_prints_tf32_mma():
 
 COMPILED = {
     "tf32 matmul 256 B transposed": (lambda: L.matmul(256, 256, 256, dtype="f32", transpose_b=True), "allow-tf32=true"),
-    "tf32 matmul 128x96 k 72 (B gathered)": (lambda: L.matmul(128, 96, 72, dtype="f32"), "allow-tf32=true"),
+    "tf32 matmul 128x96 k 72 (B per element)": (lambda: L.matmul(128, 96, 72, dtype="f32"), "allow-tf32=true"),
+    "tf32 matmul 256 A transposed (A per element)": (lambda: L.matmul(256, 256, 256, dtype="f32", transpose_a=True),
+                                                     "allow-tf32=true"),
     "tf32 conv NHWC": (lambda: L.conv2d(1, 64, 28, 28, 64, 3, 3, padding=1, dtype="f32", layout="NHWC"),
                        "allow-tf32=true"),
     "f16-accumulated matmul 256": (lambda: L.matmul(256, 256, 256, dtype="f16"), "accumulate-f16=true"),

@@ -86,17 +86,21 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineVectorStoreOp, AffineYieldOp
+from affine_ir.dialects.affine import (
+    AffineForOp,
+    AffineIfOp,
+    AffineStoreOp,
+    AffineVectorStoreOp,
+    AffineYieldOp,
+)
 from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.dialects.nvgpu import (
     DeviceAsyncWaitOp,
-    LdMatrixOp,
     MmaSyncOp,
-    fragment_shapes,
 )
-from affine_ir.dialects.vector import ExtractOp, ExtractStridedSliceOp, InsertOp
+from affine_ir.dialects.vector import ExtractOp, InsertOp
 from affine_ir.traits import EffectKind
 from affine_ir.types import IntegerType, f32, i32, memref, vector
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
@@ -105,6 +109,7 @@ from ..loop_utils import top_level_loops
 from ..pass_base import Pass, PassContext, option, register_pass
 from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
+from .map_mma_fragments import Fragments
 from .map_mma_plan import (
     MmaPlan,
     MmaTiles,
@@ -117,7 +122,7 @@ from .map_mma_plan import (
     slice_steps,
     stage_count,
 )
-from .map_mma_staging import SharedRing, Staging, swizzle
+from .map_mma_staging import Staging, swizzle
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -146,7 +151,7 @@ def _split(values: list[Value], n_accs: int, n_groups: int) -> tuple[list[Value]
     return values[:n_accs], values[n_accs:n_accs + n_groups], values[n_accs + n_groups:]
 
 
-class _Kernel(Staging):
+class _Kernel(Staging, Fragments):
     """Builds the launch of one plan (see the module docstring)."""
 
     def __init__(self, plan: MmaPlan, tiles: MmaTiles, host: HostPlan, gpu: GPUTarget, splits: int = 1):
@@ -193,7 +198,7 @@ class _Kernel(Staging):
             self.bz = at.apply(_d(0) % b, [self.bz], "batch")
         self.batch = {lp.induction_var: e for lp, e in zip(c.batch, delinearized(c.batch, c.trips, c.lows))}
         self.rings = [self._ring(op) for op in self.plan.operands()]
-        self.addresses = [self._ldmatrix_addresses(r) for r in self.rings]
+        self.addresses = self.fragment_addresses()
         self.copy_slots = [self._gather_slots(r) if r.operand.gather else self._copy_slots(r) for r in self.rings]
         frag = vector((2, 2), self.plan.kind.acc)
         zero = at.add(ConstantOp.of(0 if self.plan.kind.acc == i32 else 0.0, frag, location=self.loc)).results[0]
@@ -202,32 +207,29 @@ class _Kernel(Staging):
         groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
         groups = [g for g in groups if g is not None]  # none when every operand is gathered
         self._wait(at, groups[:1], len(groups) - 1)
-        groups, frags = groups[1:], self._fragments(at, host.constant(0), 0)
-        main = self.steps - (s_count - 1)
-        if main > 0:
-            loop, body = _loop(at, 0, main, accs + groups + frags, "kstep")
-            s = loop.induction_var
-            accs, groups, frags = _split(list(loop.body.args[1:]), len(accs), len(groups))
-            ahead = ((body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead"),
-                      body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead")))
-            accs, frags, groups = self._step(body, body.apply(_d(0) % s_count, [s], "stage"),
-                                             body.apply((_d(0) + 1) % s_count, [s], "stage_next"), accs, frags,
-                                             groups, ahead)
-            body.add(AffineYieldOp(accs + groups + frags, location=self.loc))
-            body.anchor.erase()
-            accs, groups, frags = _split(list(loop.results), len(accs), len(groups))
-        for j in range(s_count - 1):  # the last S-1 steps: nothing more to issue
-            nxt = None if j == s_count - 2 else host.constant((main + j + 1) % s_count)
-            accs, frags, groups = self._step(at, host.constant((main + j) % s_count), nxt, accs, frags, groups)
+        groups, frags = groups[1:], self.fragments(at, self.addresses, host.constant(0), 0)
+        loop, body = _loop(at, 0, self.steps, accs + groups + frags, "kstep")
+        s = loop.induction_var
+        accs, groups, frags = _split(list(loop.body.args[1:]), len(accs), len(groups))
+        # the step S-1 ahead, or past the last step this one again (x - (x floordiv steps) * (S-1): the
+        # last S-1 iterations copy their own, L2-hot step into stages nobody reads), so one loop body
+        # serves every step (no peeled tail: a quarter of the code) and S-2 groups stay in flight
+        x = _d(0) + (s_count - 1)
+        ahead = (body.apply(x - x.floordiv(self.steps) * (s_count - 1), [s], "kstep_ahead"),
+                 body.apply(x % s_count, [s], "stage_ahead"))
+        accs, frags, groups = self._step(body, body.apply(_d(0) % s_count, [s], "stage"),
+                                         body.apply((_d(0) + 1) % s_count, [s], "stage_next"), accs, frags,
+                                         groups, ahead)
+        body.add(AffineYieldOp(accs + groups + frags, location=self.loc))
+        body.anchor.erase()
+        accs, groups, _ = _split(list(loop.results), len(accs), len(groups))
+        if groups:  # the last iterations' copies (never read) land before the kernel ends
+            at.add(DeviceAsyncWaitOp(groups[-1], 0, location=self.loc))
         self._epilogue(at, accs)
         if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
             add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
-
-    def b_pairs(self) -> bool:
-        """Whether B's fragments are loaded two at a time (``ldmatrix.x4``: half the instructions)."""
-        return self.tiles.frags_n % 2 == 0
 
     def _rasterize(self, cols: int, rows: int) -> None:
         """Run the blocks in groups of ``G`` block rows, column by column within a group (``G``: the
@@ -244,32 +246,6 @@ class _Kernel(Staging):
         self.by, self.bx = (self.top.apply(e, [self.bx, self.by], name) for e, name in ((row, "tile_row"),
                                                                                        (col, "tile_col")))
 
-    def _ldmatrix_addresses(self, ring: SharedRing) -> dict[tuple[int, int], tuple[Value, Value]]:
-        """(row, column) of the lane's ``ldmatrix`` row for load ``f`` at k slice ``ks``: A as four
-        8 x 8 matrices (rows 0-7/8-15 by k 0-7, then k 8-15), B as two (k 0-7, k 8-15) -- or, for a
-        pair of B fragments (:meth:`b_pairs`), four: the first fragment's two, then the second's."""
-        op, t, kind = ring.operand, self.tiles, self.plan.kind
-        q, r = self.lane.floordiv(8), self.lane % 8
-        pairs = op.side == "B" and self.b_pairs()
-        loads = t.frags_m if op.side == "A" else (t.frags_n // 2 if pairs else t.frags_n)
-        height = 16 if op.side == "A" or pairs else 8
-        if op.side == "A":
-            p_block, k_block = q % 2, q.floordiv(2)
-        else:
-            p_block, k_block = (q.floordiv(2) if pairs else AffineExpr.constant(0)), q % 2
-        out = {}
-        for f in range(loads):
-            p0 = self.warp_offset(op.side) + f * height  # elements, a multiple of 8
-            for ks in range(t.BK // kind.k):
-                k0 = ks * kind.k
-                if op.k_fast:
-                    row, chunk = p0 + p_block * 8 + r, k_block + k0 // ring.chunk
-                else:
-                    row, chunk = k0 + k_block * 8 + r, p0.floordiv(ring.chunk) + p_block
-                out[(f, ks)] = (self.top.apply(row, [self.tid], "lrow"),
-                                self._column(self.top, ring, row, chunk, [self.tid]))
-        return out
-
     def _wait(self, at: _At, groups: list[Value], pending: int) -> None:
         """Wait until at most ``pending`` groups are in flight (the oldest of ``groups`` landed; none
         when every operand is gathered), then a ``gpu.barrier``: every thread's copies are visible and
@@ -278,60 +254,34 @@ class _Kernel(Staging):
             at.add(DeviceAsyncWaitOp(groups[0], pending, location=self.loc))
         at.add(BarrierOp(location=self.loc))
 
-    def _step(self, at: _At, stage: Value, next_stage: Value | None, accs: list[Value], frags: list[Value],
-              groups: list[Value], ahead: tuple[Value, Value] | None = None
-              ) -> tuple[list[Value], list[Value], list[Value]]:
+    def _step(self, at: _At, stage: Value, next_stage: Value, accs: list[Value], frags: list[Value],
+              groups: list[Value], ahead: tuple[Value, Value]) -> tuple[list[Value], list[Value], list[Value]]:
         """One k step from ``stage``, its first fragments ``frags`` already loaded (the register level of
         the software pipeline). Per 16 (8, 32) of k: the fragments of the next slice are loaded before
         the ``mma.sync`` of this one, so the matrix units never wait for ``ldmatrix``; before the last
         slice's ``mma.sync`` the threads wait for the next step's group and meet at the barrier, then
-        load that step's first fragments from ``next_stage`` (none when this is the last step).
-        ``ahead`` = (step, stage): the copies issued during this step, spread over its k slices and
-        grouped at the last (before its wait), into the stage every warp finished reading before the
-        previous barrier. ``groups``: the
+        load that step's first fragments from ``next_stage``. ``ahead`` = (step, stage): the copies
+        issued during this step, spread over its k slices and grouped at the last (before its wait),
+        into the stage every warp finished reading before the previous barrier. ``groups``: the
         tokens of the groups in flight, oldest first. Returns (accumulators, the next step's first
         fragments, the groups in flight)."""
         slices = self.tiles.BK // self.plan.kind.k
         groups, tokens = list(groups), []
         items = self.copy_items()
-        for ks in range(slices):
-            if ahead is not None:  # the copies spread over the slices (the load queue never floods)
-                part = items[len(items) * ks // slices:len(items) * (ks + 1) // slices]
-                tokens += self._issue_part(at, *ahead, part)
-                fresh = self._commit(at, tokens) if ks == slices - 1 else None
-                groups += [fresh] if fresh is not None else []
+        for ks in range(slices):  # the copies spread over the slices (the load queue never floods)
+            part = items[len(items) * ks // slices:len(items) * (ks + 1) // slices]
+            tokens += self._issue_part(at, *ahead, part)
+            fresh = self._commit(at, tokens) if ks == slices - 1 else None
+            groups += [fresh] if fresh is not None else []
             if ks + 1 < slices:
-                nxt = self._fragments(at, stage, ks + 1)
-            elif next_stage is not None:
+                nxt = self.fragments(at, self.addresses, stage, ks + 1)
+            else:
                 self._wait(at, groups[:1], len(groups) - 1)
                 groups = groups[1:]
-                nxt = self._fragments(at, next_stage, 0)
-            else:
-                nxt = []
+                nxt = self.fragments(at, self.addresses, next_stage, 0)
             accs = self._mma(at, frags, accs)
             frags = nxt
         return accs, frags, groups
-
-    def _fragments(self, at: _At, stage: Value, ks: int) -> list[Value]:
-        """The warp's A fragments, then its B fragments, for k slice ``ks`` of ``stage`` (``ldmatrix``;
-        B pairs split with ``vector.extract_strided_slice``)."""
-        t, kind = self.tiles, self.plan.kind
-        a_shape, b_shape, _ = fragment_shapes(kind.k, kind.input)
-        out = []
-        for ring, side in zip(self.rings, "AB"):
-            addresses, op = self.addresses[self.rings.index(ring)], ring.operand
-            pairs = side == "B" and self.b_pairs()
-            shape = a_shape if side == "A" else ((2 * b_shape[0], b_shape[1]) if pairs else b_shape)
-            for f in range(t.frags_m if side == "A" else len(addresses) // (t.BK // kind.k)):
-                x = at.add(LdMatrixOp(ring.buffer, [stage, *addresses[(f, ks)]], shape[0], op.transpose,
-                                      vector(shape, kind.input), location=self.loc,
-                                      name_hint=side.lower())).results[0]
-                if not pairs:
-                    out.append(x)
-                    continue
-                out += [at.add(ExtractStridedSliceOp(x, (h * b_shape[0], 0), b_shape, location=self.loc,
-                                                     name_hint="b")).results[0] for h in range(2)]
-        return out
 
     def _mma(self, at: _At, frags: list[Value], accs: list[Value]) -> list[Value]:
         """The warp's ``frags_m x frags_n`` ``mma.sync`` on one k slice's fragments; the new accumulators."""

@@ -22,7 +22,9 @@ the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``, an HWCF filter along ``
 other subscript and no padding window uses, every other term of the last subscript, the last
 dimension and the fast loop's trip count being multiples of 8 elements (16 bytes), so 8
 consecutive values of the fast loop are one 16-byte-aligned ``cp.async``; else it is gathered per
-element (the reason kept in :attr:`MmaOperand.gather_reason`).
+element (the reason kept in :attr:`MmaOperand.gather_reason`). A 32-bit (TF32) operand contiguous along
+its side is chunked too, its fragments then read per element (:attr:`MmaOperand.element_reads`:
+``ldmatrix`` transposes only 16-bit elements); an 8-bit one is gathered along k.
 
 Anything else is refused with the reason (the nest then goes to ``gpu-schedule``): f32 inputs
 without ``allow-tf32`` (the matrix units would round them to TF32), f64 and other types without
@@ -183,9 +185,18 @@ class MmaOperand:
     gather_reason: str = ""
 
     def describe(self) -> str:
-        layout = "k-contiguous" if self.k_fast else "k-strided (ldmatrix.trans)"
+        layout = ("k-contiguous" if self.k_fast else
+                  "k-strided (fragments read per element)" if self.element_reads else "k-strided (ldmatrix.trans)")
         staging = f"gathered per element ({self.gather_reason})" if self.gather else "cp.async 16-byte chunks"
         return f"{self.side} {layout}{', zero-padded' if self.guard else ''}, {staging}"
+
+    @property
+    def element_reads(self) -> bool:
+        """Whether the warps read their fragments of this operand element by element (``memref.load``
+        from shared memory) instead of by ``ldmatrix``: 32-bit (TF32) elements whose shared rows run
+        along k -- ``ldmatrix`` transposes only 16-bit elements (CUTLASS's 32-bit congruous layouts
+        are read so too)."""
+        return not self.k_fast and self.load.results[0].type.width == 32
 
     @property
     def transpose(self) -> bool:
@@ -368,8 +379,9 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
         return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
                 f"offsets and trip count must be multiples of {n} elements)")
-    if fast_loop is not k_loop and kind.input.width != 16:
-        return f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit elements"
+    if fast_loop is not k_loop and kind.input.width not in (16, 32):
+        return (f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit "
+                f"elements, and {kind.input.width}-bit fragments read per element are not built")
     if guard is not None and fast_loop.induction_var in guard.operands:
         return f"the zero-padding of {what} changes along ({loop_name(fast_loop)}) within a 16-byte chunk"
     return MmaOperand(ld, side, fast_loop is k_loop, guard)

@@ -42,17 +42,24 @@ def _d(k: int) -> AffineExpr:
     return AffineExpr.dim(k)
 
 
-def swizzle(row: AffineExpr, chunks: int) -> AffineExpr | None:
+def swizzle(row: AffineExpr, chunks: int, spread: int = 1) -> AffineExpr | None:
     """The value XORed into the chunk index of shared row ``row`` of ``chunks`` 16-byte chunks (None:
     no swizzle, one chunk per row). It stays below ``G``, the largest power of two (at most 8) that
     divides ``chunks``, so the XOR permutes the chunks within each aligned group of ``G`` and never
     leaves the row; with ``chunks`` a multiple of 8 (or 4 or 2 chunks: rows of 8 x 16 bytes in 8 or 4
     rows), 8 consecutive rows get 8 distinct bank groups. A row of 3, 5, 6 or 12 chunks gets a
     narrower swizzle (some ``ldmatrix`` phases then meet bank conflicts: such tiles are the user's
-    choice, the model picks powers of two)."""
+    choice, the model picks powers of two).
+
+    ``spread`` 2 is the swizzle of a ring read per element (:attr:`MmaOperand.element_reads`): a
+    warp's 32-bit fragment load reads 4 consecutive rows (k = t + 4r), 2 adjacent chunks each (8
+    columns, an even first chunk); ``2 (row mod 4)`` puts them in 8 distinct bank groups when
+    ``G`` is 8 (else the plain swizzle)."""
     group = min(LDMATRIX_ROWS, chunks & -chunks)
     if group <= 1:
         return None
+    if spread > 1 and group == LDMATRIX_ROWS:
+        return (row % (LDMATRIX_ROWS // spread)) * spread
     if group >= LDMATRIX_ROWS:
         return row % LDMATRIX_ROWS
     return row.floordiv(LDMATRIX_ROWS // group) % group
@@ -71,6 +78,10 @@ class SharedRing:
     @property
     def chunks(self) -> int:
         return self.cols // self.chunk
+
+    def swizzle(self, row: AffineExpr) -> AffineExpr | None:
+        """The chunk XOR of shared row ``row`` (:func:`swizzle`, spread for a ring read per element)."""
+        return swizzle(row, self.chunks, 2 if self.operand.element_reads else 1)
 
 
 @dataclass
@@ -147,7 +158,7 @@ class Staging:
 
     def _column(self, at: _At, ring: SharedRing, row: AffineExpr, chunk: AffineExpr, operands: list[Value]) -> Value:
         """The swizzled first column (in elements) of chunk ``chunk`` of shared row ``row``."""
-        swz = swizzle(row, ring.chunks)
+        swz = ring.swizzle(row)
         if swz is None:
             return at.apply(chunk * ring.chunk, operands, "col")
         logical = at.apply(chunk * ring.chunk, operands, "chunk")
@@ -303,7 +314,7 @@ class Staging:
             p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
             ivs = {lp.induction_var: self.top.apply(x, [p], lp.induction_var.name_hint)
                    for lp, x in zip(loops, delinearized(loops, c.trips, c.lows))}
-            swz = swizzle(row, ring.chunks)
+            swz = ring.swizzle(row)
             column = self.top.apply(col, [self.tid], "ecol")
             if swz is not None:  # the element's chunk swizzled as a copy's: col xor (swizzle * 8)
                 mask = self.top.apply(swz * ring.chunk, [self.tid], "swizzle")
