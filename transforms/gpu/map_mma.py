@@ -15,7 +15,7 @@ may be zero-padded) to an f32 sum, any sizes (partial tiles). ``C = A @ B`` with
           %p = arith.mulf ; %acc + %p                                wait oldest group; gpu.barrier
         %t = arith.truncf %s : f32 to f16                            cp.async step s+S-1 -> stage (s-1) mod S
         affine.store %t, %C[%i, %j]                                  ldmatrix + mma.sync on stage s mod S }
-                                                                   (S-1 last steps); epilogue per element
+                                                                   epilogue per element
 
 The kernel, for tiles :class:`~.map_mma_plan.MmaTiles` ``BM x BN x BK`` with ``warps_m x warps_n``
 warps and ``S`` stages:
@@ -35,8 +35,11 @@ warps and ``S`` stages:
   pipeline) and, per k slice, issues its share of step ``s+S-1``'s copies into the stage step
   ``s-1`` used (grouped at the last slice), loads the next slice's fragments -- at the last slice
   after waiting for step ``s+1``'s group (``device_async_wait numGroups = S-2``) and a
-  ``gpu.barrier``, step ``s+1``'s first fragments -- then runs the slice's ``mma.sync``; the last
-  ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``). Threads beyond a stage's chunks
+  ``gpu.barrier``, step ``s+1``'s first fragments -- then runs the slice's ``mma.sync``. One loop
+  runs every step: past the last step the step ahead wraps to the current one (``x - (x floordiv
+  steps) * (S-1)``, ``x = s+S-1``), copied again into stages nobody reads, so no tail is peeled (a
+  quarter of the code NVRTC compiles) and the waits keep ``S-2`` groups in flight throughout (a
+  last ``numGroups = 0`` wait before the epilogue). Threads beyond a stage's chunks
   write padding rows of the ring (no two threads write one slot).
 - **gathered operands** (not in aligned 16-byte chunks: NCHW windows and filters, sizes not a
   multiple of 8): each thread loads elements of the step's tile (an ``affine.if`` on the sizes and
@@ -46,10 +49,11 @@ warps and ``S`` stages:
   ``c xor s(r)`` (``arith.xori``): the 8 rows an ``ldmatrix`` phase reads (8 lanes, one 16-byte row
   each) then fall in 8 distinct 16-byte bank groups, and so do the chunks 8 consecutive threads
   copy -- no bank conflicts for either.
-- **fragments**: per 16 of ``BK``, each warp loads its A fragments with ``ldmatrix.x4`` (16 x 16)
-  and its B fragments two at a time with ``ldmatrix.x4`` split by ``vector.extract_strided_slice``
-  (``ldmatrix.x2`` each for an odd count) -- ``transpose`` where the shared rows run along k -- and
-  issues ``frags_m x frags_n`` ``mma.sync m16n8k16``.
+- **fragments** (:mod:`.map_mma_fragments`): per 16 (8, 32) of ``BK``, each warp loads its A
+  fragments with ``ldmatrix.x4`` and its B fragments two at a time (``ldmatrix.x4`` split by
+  ``vector.extract_strided_slice``) -- ``transpose`` where the shared rows run along k -- or, for
+  32-bit operands whose shared rows run along k's other side, element by element
+  (``memref.load``, ``vector.insert``), and issues ``frags_m x frags_n`` ``mma.sync``.
 - **epilogue**: for each element ``[r][e]`` of each accumulator fragment (row ``g + 8r``, column
   ``2t + e`` of the fragment, ``g = lane / 4``, ``t = lane % 4``, as PTX lays out C) the nest's ops
   before the reduction, the initial value added (unless it is the constant 0), and the ops after
