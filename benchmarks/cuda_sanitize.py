@@ -8,6 +8,7 @@ TF32 and int8.
 
     compute-sanitizer --tool memcheck python benchmarks/cuda_sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/cuda_sanitize.py
+    compute-sanitizer --tool racecheck python benchmarks/cuda_sanitize.py mma_   # the matrix-unit rows
 """
 
 from __future__ import annotations
@@ -62,13 +63,17 @@ MMA_OPS = {
     "mma_conv_nchw_f16": (lambda: L.conv2d(2, 8, 7, 7, 16, 3, 3, padding=1, dtype="f16"), GPU_PIPELINE),
     "mma_mlp_f16": (lambda: L.mlp(64, 128, 96, dtype="f16"), GPU_PIPELINE),
     "mma_matmul_tf32": (lambda: L.matmul(64, 64, 64), gpu_pipeline(allow_tf32=True)),
+    "mma_matmul_tf32_a_transposed_4096_tiles": (lambda: L.matmul(128, 256, 96, transpose_a=True),
+                                                _mma("tile-sizes=128,256,32,2,4 allow-tf32=true")),
     "mma_matmul_i8": (lambda: L.matmul(64, 64, 128, dtype="i8", transpose_b=True), GPU_PIPELINE),
 }
 
 
-def main() -> int:
+def main(only: str = "") -> int:
+    """Run the rows whose name contains ``only`` (all by default); 1 on a mismatch."""
     bad = 0
     rows = {name: (build, None) for name, build in OPS.items()} | MMA_OPS
+    rows = {name: row for name, row in rows.items() if only in name}
     for name, (build, pipeline) in rows.items():
         m = build()
         rng = np.random.default_rng(0)
@@ -88,4 +93,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))
