@@ -19,7 +19,7 @@ from test_map_mma import check_same_bits, map_mma, ops_of, prepared
 import affine_ir as air
 import runtime
 from affine_ir.dialects.memref import LoadOp, StoreOp
-from affine_ir.dialects.nvgpu import LdMatrixOp, MmaSyncOp
+from affine_ir.dialects.nvgpu import DeviceAsyncWaitOp, LdMatrixOp, MmaSyncOp
 from affine_ir.interp.gpu import reversed_schedule
 from affine_ir.testing import library_inputs, run
 from affine_ir.types import f16, f32
@@ -77,8 +77,28 @@ def test_tf32_operands_along_their_side_are_copied_in_chunks_and_read_per_elemen
     shared = [op for op in out.walk() if isinstance(op, (LoadOp, StoreOp)) and op.memref.type.memory_space]
     assert shared and all(isinstance(op, LoadOp) for op in shared)
     per_slice = 8 * 2 + (2 * 4 if transpose_a else 0)  # B: 8 fragments of 2 elements; A: 2 of 4
-    assert len(shared) == per_slice * 4 * 2  # 2 steps of 4 k slices (3 stages: both steps peeled)
-    assert len(ops_of(out, LdMatrixOp)) == (0 if transpose_a else 2 * 4 * 2)
+    assert len(shared) == per_slice * (1 + 4)  # the prologue's first slice, the k loop's 4 slices
+    assert len(ops_of(out, LdMatrixOp)) == (0 if transpose_a else 2 * (1 + 4))
+
+
+@pytest.mark.parametrize("dtype, options, peeled", [
+    ("f16", "tile-sizes=32,32,32,2,2 stages=3", True),  # 2 k slices a step
+    ("f32", "tile-sizes=32,32,32,2,2 stages=3 allow-tf32=true", False),  # 4 k slices a step
+    ("f32", "tile-sizes=32,32,32,2,2 stages=4 allow-tf32=true", False),
+])
+def test_steps_of_four_slices_run_in_one_loop_and_shorter_ones_peel_the_tail(dtype, options, peeled):
+    """K = 160 (5 steps of 32): f16 peels the last S-1 steps (waits S-3 .. 0 after the loop); TF32 runs
+    all 5 steps in one loop whose step ahead wraps past the end, then retires its copies
+    (numGroups 0); both give the nest's bits in both thread orders."""
+    out, _ = check_same_bits(L.matmul(32, 32, 160, dtype=dtype), options)
+    stages = int(options.split("stages=")[1].split()[0])
+    loops = [op for op in out.walk() if isinstance(op, air.dialects.affine.AffineForOp)
+             and op.induction_var.name_hint == "kstep"]
+    assert len(loops) == 1
+    assert loops[0].upper_bound_map.single_constant() == (5 - (stages - 1) if peeled else 5)
+    inner = {id(op) for op in loops[0].walk()}
+    after = [op.num_groups for op in ops_of(out, DeviceAsyncWaitOp) if id(op) not in inner][1:]  # past the prologue
+    assert after == (list(range(stages - 3, -1, -1)) if peeled else [0])
 
 
 def _element_banks(swz, chunks: int, k0: int, n0: int) -> set[int]:

@@ -36,9 +36,10 @@ warps and ``S`` stages:
   ``s-1`` used (grouped at the last slice), loads the next slice's fragments -- at the last slice
   after waiting for step ``s+1``'s group (``device_async_wait numGroups = S-2``) and a
   ``gpu.barrier``, step ``s+1``'s first fragments -- then runs the slice's ``mma.sync``; the last
-  ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``; one loop over every step, the step
-  ahead wrapping past the end, was 7 % slower on the H100's 4096^3 f16 kernel and 12 % on a gathered
-  NCHW convolution, for a quarter of the code). Threads beyond a stage's chunks
+  ``S-1`` steps are peeled (waits ``numGroups = S-3 .. 0``) -- except for steps of 4 or more k
+  slices without gathered operands (TF32), where one loop runs every step, the step ahead wrapping
+  to the current one past the end (:meth:`_Kernel.peels_tail`: as fast there, a quarter of the
+  code). Threads beyond a stage's chunks
   write padding rows of the ring (no two threads write one slot).
 - **gathered operands** (not in aligned 16-byte chunks: NCHW windows and filters, sizes not a
   multiple of 8): each thread loads elements of the step's tile (an ``affine.if`` on the sizes and
@@ -211,27 +212,54 @@ class _Kernel(Staging, Fragments):
         groups = [g for g in groups if g is not None]  # none when every operand is gathered
         self._wait(at, groups[:1], len(groups) - 1)
         groups, frags = groups[1:], self.fragments(at, self.addresses, host.constant(0), 0)
-        main = self.steps - (s_count - 1)
+        accs = self._k_loop(at, accs, groups, frags)
+        self._epilogue(at, accs)
+        if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
+            add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
+        c.nest.erase()
+        return launch
+
+    def peels_tail(self) -> bool:
+        """Whether the last ``S-1`` steps are peeled (nothing left to issue, waits ``numGroups = S-3 ..
+        0``) rather than run by the loop with the step ahead wrapped (:meth:`_k_loop`). Peeled when a
+        step has at most 2 k slices (f16/bf16, int8) or an operand is gathered: measured side by side
+        on the H100, the single loop was 7 % slower on the 4096^3 f16 kernel and 12 % on a gathered
+        NCHW convolution (its tail gathers again), but as fast on TF32 (4 slices a step), whose
+        peeled kernel is 1.8x the CUDA C and 2.5x the compile time."""
+        slices = self.tiles.BK // self.plan.kind.k
+        return slices <= 2 or any(op.gather for op in self.plan.operands())
+
+    def _k_loop(self, at: _At, accs: list[Value], groups: list[Value], frags: list[Value]) -> list[Value]:
+        """The k steps after the prologue (see the module docstring); the accumulators after the last.
+        Peeled (:meth:`peels_tail`): a loop over the steps that issue copies, then the last ``S-1``
+        steps one by one. Else one loop over every step: past the last step the step ahead wraps to
+        the current one (``x - (x floordiv steps) * (S-1)``, ``x = s+S-1``: an L2-hot tile copied again
+        into stages nobody reads), the waits keep ``S-2`` groups in flight throughout, and a last
+        ``numGroups = 0`` wait retires those copies before the epilogue."""
+        s_count, host = self.tiles.stages, self.host
+        peel = self.peels_tail()
+        main = self.steps - (s_count - 1) if peel else self.steps
         if main > 0:
             loop, body = _loop(at, 0, main, accs + groups + frags, "kstep")
             s = loop.induction_var
             accs, groups, frags = _split(list(loop.body.args[1:]), len(accs), len(groups))
-            ahead = ((body.apply(_d(0) + (s_count - 1), [s], "kstep_ahead"),
-                      body.apply((_d(0) + (s_count - 1)) % s_count, [s], "stage_ahead")))
+            x = _d(0) + (s_count - 1)
+            ahead = (body.apply(x if peel else x - x.floordiv(self.steps) * (s_count - 1), [s], "kstep_ahead"),
+                     body.apply(x % s_count, [s], "stage_ahead"))
             accs, frags, groups = self._step(body, body.apply(_d(0) % s_count, [s], "stage"),
                                              body.apply((_d(0) + 1) % s_count, [s], "stage_next"), accs, frags,
                                              groups, ahead)
             body.add(AffineYieldOp(accs + groups + frags, location=self.loc))
             body.anchor.erase()
             accs, groups, frags = _split(list(loop.results), len(accs), len(groups))
+        if not peel:
+            if groups:  # the last iterations' copies (never read) land before the epilogue
+                at.add(DeviceAsyncWaitOp(groups[-1], 0, location=self.loc))
+            return accs
         for j in range(s_count - 1):  # the last S-1 steps: nothing more to issue
             nxt = None if j == s_count - 2 else host.constant((main + j + 1) % s_count)
             accs, frags, groups = self._step(at, host.constant((main + j) % s_count), nxt, accs, frags, groups)
-        self._epilogue(at, accs)
-        if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
-            add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
-        c.nest.erase()
-        return launch
+        return accs
 
     def _rasterize(self, cols: int, rows: int) -> None:
         """Run the blocks in groups of ``G`` block rows, column by column within a group (``G``: the
