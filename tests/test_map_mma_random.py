@@ -52,7 +52,8 @@ def convolutions(draw, dtype: str):
     stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
     padding = draw(st.integers(0, kh - 1)) if kh > 1 else 0
     span = dilation * (kh - 1) + 1
-    h, w = (draw(st.integers(span - 2 * padding + stride, 8)) for _ in range(2))  # outputs of 2 or more
+    # outputs of 2 or more, inputs of 1 or more (a 3x3 window padded by 2 fits a 1-pixel input)
+    h, w = (draw(st.integers(max(1, span - 2 * padding + stride), 8)) for _ in range(2))
     return L.conv2d(draw(st.integers(1, 2)), draw(st.sampled_from([3, 4, 8, 16])), h, w,
                     draw(st.sampled_from([8, 12, 16, 24])), kh, kh, stride=stride, padding=padding,
                     dilation=dilation, layout=draw(st.sampled_from(["NHWC", "NCHW"])), dtype=dtype)
