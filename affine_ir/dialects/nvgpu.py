@@ -81,6 +81,19 @@ def elements_per_register(t: Type) -> int:
     return max(1, 32 // t.width)
 
 
+def fragment_position(role: str, g, t, r, e, per_register: int):
+    """(row, column) of the matrix element that element ``[r][e]`` of lane ``4g + t``'s ``role``
+    ("A", "B" or "C") fragment holds in ``mma.sync`` m16n8k``K`` (PTX's layout; ``per_register``
+    elements a 32-bit register). ``g``, ``t``, ``r`` and ``e`` may be ints, numpy arrays or (``g``,
+    ``t``) affine expressions: the formulas use only ``+`` and ``*`` on them (and ``%``, ``//`` on ``r``)."""
+    p = per_register
+    if role == "A":
+        return g + 8 * (r % 2), p * t + e + 4 * p * (r // 2)
+    if role == "B":
+        return p * t + e + 4 * p * r, g
+    return g + 8 * r, 2 * t + e
+
+
 def fragment_shapes(k: int, t: Type) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
     """The per-lane fragment shapes of A, B and C/D of ``mma.sync`` m16n8k``k`` on inputs of type
     ``t``: ``(K / 2P, P)``, ``(K / 4P, P)`` and ``(2, 2)`` with ``P`` elements per register."""

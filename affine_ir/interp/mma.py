@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..dialects.nvgpu import fragment_position
 from .memory import Buffer
 from .semantics import OutOfBounds, Trap
 
@@ -132,13 +133,7 @@ def fragment_coords(role: str, k: int, per_register: int, registers: int) -> tup
     lane = np.arange(WARP)[:, None, None]
     r = np.arange(registers)[None, :, None]
     e = np.arange(per_register)[None, None, :]
-    g, t, p = lane >> 2, lane % 4, per_register
-    if role == "A":
-        rows, cols = g + 8 * (r % 2), p * t + e + 4 * p * (r // 2)
-    elif role == "B":
-        rows, cols = p * t + e + 4 * p * r, g
-    else:
-        rows, cols = g + 8 * r, 2 * t + e
+    rows, cols = fragment_position(role, lane >> 2, lane % 4, r, e, per_register)
     full = np.zeros((WARP, registers, per_register), np.int64)
     return rows + full, cols + full
 

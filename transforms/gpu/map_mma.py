@@ -90,20 +90,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
-from affine_ir.dialects.affine import (
-    AffineForOp,
-    AffineIfOp,
-    AffineStoreOp,
-    AffineVectorStoreOp,
-    AffineYieldOp,
-)
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineVectorStoreOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
-from affine_ir.dialects.nvgpu import (
-    DeviceAsyncWaitOp,
-    MmaSyncOp,
-)
+from affine_ir.dialects.nvgpu import DeviceAsyncWaitOp, MmaSyncOp
 from affine_ir.dialects.vector import ExtractOp, InsertOp
 from affine_ir.traits import EffectKind
 from affine_ir.types import IntegerType, f32, i32, memref, vector
@@ -211,7 +202,7 @@ class _Kernel(Staging, Fragments):
         groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
         groups = [g for g in groups if g is not None]  # none when every operand is gathered
         self._wait(at, groups[:1], len(groups) - 1)
-        groups, frags = groups[1:], self.fragments(at, self.addresses, host.constant(0), 0)
+        groups, frags = groups[1:], self.fragments(at, host.constant(0), 0)
         accs = self._k_loop(at, accs, groups, frags)
         self._epilogue(at, accs)
         if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
@@ -294,9 +285,8 @@ class _Kernel(Staging, Fragments):
         load that step's first fragments from ``next_stage`` (none when this is the last step).
         ``ahead`` = (step, stage): the copies issued during this step, spread over its k slices and
         grouped at the last (before its wait), into the stage every warp finished reading before the
-        previous barrier. ``groups``: the
-        tokens of the groups in flight, oldest first. Returns (accumulators, the next step's first
-        fragments, the groups in flight)."""
+        previous barrier. ``groups``: the tokens of the groups in flight, oldest first. Returns
+        (accumulators, the next step's first fragments, the groups in flight)."""
         slices = self.tiles.BK // self.plan.kind.k
         groups, tokens = list(groups), []
         items = self.copy_items()
@@ -307,11 +297,11 @@ class _Kernel(Staging, Fragments):
                 fresh = self._commit(at, tokens) if ks == slices - 1 else None
                 groups += [fresh] if fresh is not None else []
             if ks + 1 < slices:
-                nxt = self.fragments(at, self.addresses, stage, ks + 1)
+                nxt = self.fragments(at, stage, ks + 1)
             elif next_stage is not None:
                 self._wait(at, groups[:1], len(groups) - 1)
                 groups = groups[1:]
-                nxt = self.fragments(at, self.addresses, next_stage, 0)
+                nxt = self.fragments(at, next_stage, 0)
             else:
                 nxt = []
             accs = self._mma(at, frags, accs)

@@ -21,9 +21,9 @@ The addresses depend only on the thread id: they are computed once, at the launc
 from __future__ import annotations
 
 from affine_ir import AffineExpr, Location, Value
-from affine_ir.dialects.arith import ConstantOp, XoriOp
+from affine_ir.dialects.arith import ConstantOp
 from affine_ir.dialects.memref import LoadOp
-from affine_ir.dialects.nvgpu import LdMatrixOp, fragment_shapes
+from affine_ir.dialects.nvgpu import LdMatrixOp, fragment_position, fragment_shapes
 from affine_ir.dialects.vector import ExtractStridedSliceOp, InsertOp
 from affine_ir.types import vector
 
@@ -36,7 +36,7 @@ __all__ = ["Fragments"]
 
 class Fragments:
     """The fragment loads, a mixin of the kernel builder of :mod:`.map_mma`: it reads the builder's
-    ``plan``, ``tiles``, ``top``, ``tid``, ``loc``, ``rings``, ``lane`` and ``warp_offset``."""
+    ``plan``, ``tiles``, ``top``, ``tid``, ``loc``, ``rings``, ``addresses``, ``lane`` and ``warp_offset``."""
 
     plan: MmaPlan
     tiles: MmaTiles
@@ -44,6 +44,7 @@ class Fragments:
     tid: Value
     loc: Location
     rings: list[SharedRing]
+    addresses: list[dict]
     lane: AffineExpr
 
     def b_pairs(self) -> bool:
@@ -52,17 +53,22 @@ class Fragments:
 
     def fragment_addresses(self) -> list[dict]:
         """Per ring, the lane's addresses of every fragment load (:meth:`_ldmatrix_addresses` or
-        :meth:`_element_addresses`), built at the launch body's start."""
-        self._applied: dict[tuple, Value] = {}
+        :meth:`_element_addresses`), and the zero fragments the element reads start from, all built
+        at the launch body's start."""
+        self._memo: dict[tuple, Value] = {}
+        kind = self.plan.kind
+        self._zeros = {side: self.top.add(ConstantOp.of(0.0, vector(shape, kind.input), location=self.loc)).results[0]
+                       for ring, side, shape in zip(self.rings, "AB", fragment_shapes(kind.k, kind.input))
+                       if ring.operand.element_reads}
         return [self._element_addresses(r) if r.operand.element_reads else self._ldmatrix_addresses(r)
                 for r in self.rings]
 
     def _apply(self, expr: AffineExpr, name: str) -> Value:
         """``expr`` of the thread id, one ``affine.apply`` per distinct expression."""
         key = (name, str(expr))
-        if key not in self._applied:
-            self._applied[key] = self.top.apply(expr, [self.tid], name)
-        return self._applied[key]
+        if key not in self._memo:
+            self._memo[key] = self.top.apply(expr, [self.tid], name)
+        return self._memo[key]
 
     def _loads(self, side: str) -> int:
         t = self.tiles
@@ -105,31 +111,29 @@ class Fragments:
             for ks in range(t.BK // kind.k):
                 for r in range(registers):
                     for e in range(p):
-                        if op.side == "A":
-                            side, k = g + 8 * (r % 2), p * lt + e + 4 * p * (r // 2)
-                        else:
-                            side, k = g, p * lt + e + 4 * p * r
+                        pos = fragment_position(op.side, g, lt, r, e, p)  # (row, k) for A, (k, column) for B
+                        side, k = pos if op.side == "A" else pos[::-1]
                         row = k + ks * kind.k
                         out[(f, ks, r, e)] = (self._apply(row, "erow"), self._swizzled(ring, row, p0 + side))
         return out
 
     def _swizzled(self, ring: SharedRing, row: AffineExpr, col: AffineExpr) -> Value:
-        """Column ``col`` (elements) of shared row ``row`` after the ring's chunk swizzle: ``col xor
-        (swizzle(row) * chunk)`` (the mask's low bits are 0: the element stays at its place in its chunk)."""
+        """Column ``col`` (elements) of shared row ``row`` after the ring's chunk swizzle
+        (:meth:`SharedRing.swizzled`), one value per distinct (column, swizzle)."""
         swz = ring.swizzle(row)
         if swz is None:
             return self._apply(col, "col")
         key = ("xor", str(col), str(swz))
-        if key not in self._applied:
-            mask = self._apply(swz * ring.chunk, "swizzle")
-            self._applied[key] = self.top.add(XoriOp(self._apply(col, "chunk"), mask, location=self.loc,
-                                                     name_hint="col")).results[0]
-        return self._applied[key]
+        if key not in self._memo:
+            self._memo[key] = ring.swizzled(self.top, row, self._apply(col, "chunk"), [self.tid], "col",
+                                            mask=self._apply(swz * ring.chunk, "swizzle"))
+        return self._memo[key]
 
-    def fragments(self, at: _At, addresses: list[dict], stage: Value, ks: int) -> list[Value]:
-        """The warp's A fragments, then its B fragments, for k slice ``ks`` of ``stage``."""
+    def fragments(self, at: _At, stage: Value, ks: int) -> list[Value]:
+        """The warp's A fragments, then its B fragments, for k slice ``ks`` of ``stage`` (at the
+        addresses of :meth:`fragment_addresses`, kept in ``addresses``)."""
         out = []
-        for ring, addr in zip(self.rings, addresses):
+        for ring, addr in zip(self.rings, self.addresses):
             read = self._by_element if ring.operand.element_reads else self._by_ldmatrix
             out += read(at, ring, addr, stage, ks)
         return out
@@ -156,12 +160,9 @@ class Fragments:
         kind, side = self.plan.kind, ring.operand.side
         a_shape, b_shape, _ = fragment_shapes(kind.k, kind.input)
         shape = a_shape if side == "A" else b_shape
-        ftype = vector(shape, kind.input)
-        if ("zero", side) not in self._applied:
-            self._applied[("zero", side)] = self.top.add(ConstantOp.of(0.0, ftype, location=self.loc)).results[0]
         out = []
         for f in range(self._loads(side)):
-            x = self._applied[("zero", side)]
+            x = self._zeros[side]
             for r in range(shape[0]):
                 for e in range(shape[1]):
                     row, col = addresses[(f, ks, r, e)]

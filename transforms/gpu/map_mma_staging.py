@@ -83,6 +83,18 @@ class SharedRing:
         """The chunk XOR of shared row ``row`` (:func:`swizzle`, spread for a ring read per element)."""
         return swizzle(row, self.chunks, 2 if self.operand.element_reads else 1)
 
+    def swizzled(self, at: _At, row: AffineExpr, column: Value, operands: list[Value], name: str,
+                 mask: Value | None = None) -> Value:
+        """``column`` (elements, of shared row ``row`` over ``operands``) after the chunk swizzle:
+        ``column xor (swizzle(row) * chunk)`` -- the mask's low bits are 0, so an element keeps its
+        place in its chunk -- or ``column`` itself when the row is not swizzled. ``mask``: the mask's
+        value when the caller has it already."""
+        swz = self.swizzle(row)
+        if swz is None:
+            return column
+        mask = mask or at.apply(swz * self.chunk, operands, "swizzle")
+        return at.add(XoriOp(column, mask, location=at.location, name_hint=name)).results[0]
+
 
 @dataclass
 class GatherElement:
@@ -158,12 +170,9 @@ class Staging:
 
     def _column(self, at: _At, ring: SharedRing, row: AffineExpr, chunk: AffineExpr, operands: list[Value]) -> Value:
         """The swizzled first column (in elements) of chunk ``chunk`` of shared row ``row``."""
-        swz = ring.swizzle(row)
-        if swz is None:
+        if ring.swizzle(row) is None:
             return at.apply(chunk * ring.chunk, operands, "col")
-        logical = at.apply(chunk * ring.chunk, operands, "chunk")
-        mask = at.apply(swz * ring.chunk, operands, "swizzle")
-        return at.add(XoriOp(logical, mask, location=self.loc, name_hint="col")).results[0]
+        return ring.swizzled(at, row, at.apply(chunk * ring.chunk, operands, "chunk"), operands, "col")
 
     def _copy_slots(self, ring: SharedRing) -> list[CopySlot]:
         """The thread's 16-byte copies of one k step (consecutive threads on consecutive chunks),
@@ -314,11 +323,8 @@ class Staging:
             p = self.top.apply(_d(1) * size + p_rel, [self.tid, block], "p")
             ivs = {lp.induction_var: self.top.apply(x, [p], lp.induction_var.name_hint)
                    for lp, x in zip(loops, delinearized(loops, c.trips, c.lows))}
-            swz = ring.swizzle(row)
-            column = self.top.apply(col, [self.tid], "ecol")
-            if swz is not None:  # the element's chunk swizzled as a copy's: col xor (swizzle * 8)
-                mask = self.top.apply(swz * ring.chunk, [self.tid], "swizzle")
-                column = self.top.add(XoriOp(column, mask, location=self.loc, name_hint="ecol")).results[0]
+            # the element's chunk swizzled as a copy's
+            column = ring.swizzled(self.top, row, self.top.apply(col, [self.tid], "ecol"), [self.tid], "ecol")
             out.append(GatherElement(k_rel, self.top.apply(row, [self.tid], "erow"), column, p, ivs))
         return out
 
