@@ -36,7 +36,7 @@ def resolve_target(target: str) -> str:
 
 
 def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, arch: str | None = None,
-            pipeline: str | None = None, **options):
+            pipeline: str | None = None, trace_ir: bool = False, **options):
     """Compile ``module`` (its entry function ``fn``) for ``target``; the executable runs on
     numpy arrays (and device arrays for CUDA), updating memref arguments in place.
     ``pipeline``: the pass pipeline run first (None: the target's default,
@@ -46,8 +46,10 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     a debug build; CUDA: ``ptx``, ``options``). The CPU
     pipeline vectorizes reductions along the reduced dimension, which reassociates float
     sums: give ``pipeline=cpu_pipeline(vectorize_reductions=False)`` for the sequential order.
-    The result's ``module`` is the program it runs and ``trace`` the pass trace (IR and
-    decisions of every pass; None without passes).
+    The result's ``module`` is the program it runs and ``trace`` the pass trace (the time and
+    decisions of every pass, and with ``trace_ir=True`` the IR before and after each, for
+    ``diff()``: printing the module after every pass costs compile time -- 10 % on the largest
+    matrix-unit convolution kernels -- so it is off unless asked; None without passes).
 
     Bounds: before any pass, isl proves every affine access of the input inside its memref;
     one that is out of bounds whatever the arguments raises
@@ -58,7 +60,7 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     if chosen == "cuda" and options.get("check_bounds"):
         raise CompileError("check_bounds=True (a bounds-checked debug build) is a CPU build option; use target='cpu'")
     guard = compile_time_guard(module, fn)
-    exe = _compile_for(chosen, module, fn, arch, pipeline, options)
+    exe = _compile_for(chosen, module, fn, arch, pipeline, dict(options, trace_ir=trace_ir))
     exe.bounds_guard = guard
     return exe
 
@@ -75,10 +77,11 @@ def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, options: dic
 
         pipeline = CPU_PIPELINE
     trace, original = None, module
+    trace_ir = options.pop("trace_ir", False)
     if pipeline:
         from transforms import PassManager
 
-        pm = PassManager.parse(pipeline)
+        pm = PassManager.parse(pipeline, capture_ir=trace_ir)
         module, trace = pm.run(module), pm.trace
     # the passes assume distinct memrefs: overlapping arrays run the module before them
     exe = cpu.compile(module, fn=fn, overlap_module=original if pipeline else None, **options)

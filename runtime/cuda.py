@@ -53,7 +53,7 @@ def _default_arch() -> str:
 
 def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None, pipeline: str | None = None,
             ptx: bool = False, options: Sequence[str] = (), contract: bool = True,
-            fast_math: bool = True) -> CudaExecutable:
+            fast_math: bool = True, trace_ir: bool = False) -> CudaExecutable:
     """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
     GPU's own, else ``sm_90``). Works without a GPU. ``contract`` (default, as nvcc's
     ``-fmad=true``) lets NVRTC fuse multiplies and adds into FMAs (each within half an ulp of
@@ -62,6 +62,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     f32 math functions in f32 (CUDA's ``expf``, ``tanhf``...: within 2 ulp, what PyTorch uses);
     ``fast_math=False`` in double rounded once, equal to the interpreter (see
     :func:`codegen.cuda.emit`); both with ``contract=False`` give the interpreter's results.
+    ``trace_ir``: the trace keeps the IR before and after every pass (off: times and decisions).
     Raises :class:`CompileError` (with the NVRTC log, options and numbered source) or
     :class:`transforms.TransformError`. Warns (:class:`runtime.SequentialLaunchWarning`, once per
     launch, naming the function, the nest's location and the dependence that forces it) for each
@@ -73,7 +74,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     from . import nvrtc
 
     arch = arch or _default_arch()
-    pm = PassManager.parse(pipeline if pipeline is not None else DEFAULT_PIPELINE)
+    pm = PassManager.parse(pipeline if pipeline is not None else DEFAULT_PIPELINE, capture_ir=trace_ir)
     mapped = pm.run(module)
     func = entry_function(mapped, fn)
     try:

@@ -195,3 +195,15 @@ def test_short_loops_are_left_scalar_with_a_note():
     out, decisions = _schedule(air.library.relu((3, 5)))
     assert any("fewer than 16 iterations" in d.message for d in decisions if d.kind == "note"), decisions
     assert "vector<" not in str(out)
+
+
+def test_runtime_compile_traces_decisions_and_the_ir_only_when_asked():
+    """``exe.trace``: every pass's time and decisions; its IR before and after only with
+    ``trace_ir=True`` (printing after every pass costs compile time)."""
+    m = air.library.matmul(16, 16, 16)
+    plain = runtime.compile(m, target="cpu")
+    assert plain.trace.decisions and all(t.before == t.after == "" for t in plain.trace)
+    traced = runtime.compile(m, target="cpu", trace_ir=True)
+    assert [t.pass_.name for t in traced.trace] == [t.pass_.name for t in plain.trace]
+    assert traced.trace[0].before == str(m) and traced.trace[-1].after == str(traced.module)
+    assert any(t.diff() for t in traced.trace)
