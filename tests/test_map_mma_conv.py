@@ -42,12 +42,16 @@ CASES = {
     "NHWC 1x1 stride 2": (lambda: conv("NHWC", C=16, H=8, W=8, F=24, K=1, stride=2), ASYNC, ASYNC),
     "NHWC C=4 (input gathered)": (lambda: conv("NHWC", C=4, H=5, W=5, padding=1), GATHER, ASYNC),
     "NHWC F=12 (filter gathered)": (lambda: conv("NHWC", F=12, H=5, W=5), ASYNC, GATHER),
-    # NCHW: A = filter (rows f; k = c, kh, kw), B = input (columns n, h, w)
-    "NCHW 3x3 pad 1": (lambda: conv("NCHW", padding=1), GATHER, GATHER),
+    # NCHW: A = filter (rows f; k = c, kh, kw: contiguous along the whole window, chunked when C*KH*KW
+    # is a multiple of 8), B = input (columns n, h, w)
+    "NCHW 3x3 pad 1 (filter along its window)": (lambda: conv("NCHW", padding=1), ASYNC, GATHER),
     "NCHW 3x3 stride 2 pad 1, batch 2, bf16": (lambda: conv("NCHW", N=2, H=7, W=7, C=3, stride=2, padding=1,
                                                            dtype="bf16"), GATHER, GATHER),
     "NCHW 3x3 dilation 2": (lambda: conv("NCHW", C=4, H=9, W=8, dilation=2), GATHER, GATHER),
-    "NCHW 1x1 W=8 (input along w)": (lambda: conv("NCHW", C=8, H=4, W=8, F=16, K=1), GATHER, ASYNC),
+    "NCHW 1x1 W=8 (input along w)": (lambda: conv("NCHW", C=8, H=4, W=8, F=16, K=1), ASYNC, ASYNC),
+    "NCHW 1x1 C=12 (filter gathered)": (lambda: conv("NCHW", C=12, H=4, W=8, F=16, K=1), GATHER, ASYNC),
+    "NCHW 1x1 W=4 (input along (h, w): chunks across its rows)": (lambda: conv("NCHW", C=8, H=6, W=4, F=16, K=1),
+                                                                  ASYNC, ASYNC),
     "conv2d_bias_relu NCHW pad 1": (lambda: L.conv2d_bias_relu(1, 4, 5, 5, 16, 3, 3, padding=1, dtype="f16"),
                                     GATHER, GATHER),
     # plain matmuls whose operands are not in 16-byte chunks
@@ -87,8 +91,21 @@ def test_padding_of_a_chunked_operand_zero_fills_its_chunks():
 @pytest.mark.parametrize("stages", [2, 3])
 def test_gathered_operands_in_rings_of_two_and_three_stages(stages):
     """Every operand gathered: no copy groups, no waits; the barrier alone orders the ring."""
-    out, decision = check_same_bits(conv("NCHW", padding=1, C=8, H=5, W=5), f"{SMALL} stages={stages}")
+    out, decision = check_same_bits(conv("NCHW", padding=1, C=3, H=5, W=5), f"{SMALL} stages={stages}")
     assert f"{stages} stages" in decision.message and not ops_of(out, DeviceAsyncCopyOp)
+
+
+@pytest.mark.parametrize("make,stages", [
+    (lambda: L.conv2d(1, 3, 32, 32, 64, 7, 7, stride=2, padding=3, dtype="f16"), 2),  # both gathered
+    (lambda: L.conv2d(1, 8, 32, 32, 64, 3, 3, padding=1, dtype="f16"), 4),  # the filter in chunks
+    (lambda: L.conv2d(1, 3, 32, 32, 64, 7, 7, stride=2, padding=3, layout="NHWC", dtype="f16"), 4),  # the filter
+])
+def test_a_ring_of_gathered_operands_only_has_two_stages(make, stages):
+    """With every operand gathered, the model's ring has 2 stages (a thread's gathered loads land
+    before it stores them: a deeper ring hides nothing); with a chunked operand, as many as fit."""
+    out, decision = map_mma(prepared(make()), "")
+    assert f"{stages} stages" in decision[0].message, decision[0].message
+    assert (stages == 2) == (not ops_of(out, DeviceAsyncCopyOp))
 
 
 #: name -> module; NVRTC compiles the mapped kernel with the chosen (default) tiles

@@ -49,6 +49,10 @@ CASES = {
     "conv2d f16 NHWC stride 2 pad 1": (lambda: L.conv2d(2, 32, 14, 14, 64, 3, 3, stride=2, padding=1, layout="NHWC",
                                                         dtype="f16"), None),
     "conv2d f16 NCHW 1x1": (lambda: L.conv2d(1, 64, 7, 7, 128, 1, 1, dtype="f16"), None),
+    # chunks that run on past the end of a row: the filter along (c, kh, kw), the input along (h, w)
+    "conv2d f16 NCHW 3x3 pad 1, filter in chunks": (lambda: L.conv2d(2, 8, 13, 13, 24, 3, 3, padding=1,
+                                                                     dtype="f16"), None),
+    "conv2d bf16 NCHW 1x1 W=4, input in chunks": (lambda: L.conv2d(1, 16, 6, 4, 32, 1, 1, dtype="bf16"), None),
     "conv2d bf16 NCHW dilation 2 odd": (lambda: L.conv2d(1, 5, 11, 9, 7, 3, 3, padding=2, dilation=2,
                                                          dtype="bf16"), None),
     "conv2d+bias+relu f16": (lambda: L.conv2d_bias_relu(1, 16, 10, 10, 32, 3, 3, padding=1, dtype="f16"), None),

@@ -280,3 +280,40 @@ func.func @f(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %c: vector<2x2xf32>) -> v
 }""")
     with pytest.raises(InterpretError, match=r"cannot interpret 'nvgpu.mma.sync' \(outside a gpu.launch"):
         air.interpret(m, np.zeros((4, 2), np.float16), np.zeros((2, 2), np.float16), np.zeros((2, 2), np.float32))
+
+
+ROW_CROSSING_COPY = """func.func @f(%src: memref<4x6xf16>, %out: memref<8xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %row = arith.constant ROW : index
+  %col = arith.constant COL : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %ring = memref.alloc() : memref<1x8xf16, #gpu.address_space<workgroup>>
+    %t = nvgpu.device_async_copy %src[%row, %col], %ring[%c0, %c0], 8
+           : memref<4x6xf16> to memref<1x8xf16, #gpu.address_space<workgroup>>
+    %g = nvgpu.device_async_create_group %t
+    nvgpu.device_async_wait %g numGroups = 0
+    affine.for %i = 0 to 8 {
+      %v = memref.load %ring[%c0, %i] : memref<1x8xf16, #gpu.address_space<workgroup>>
+      memref.store %v, %out[%i] : memref<8xf16>
+    }
+    gpu.terminator
+  }
+  return
+}"""
+
+
+def test_an_async_copy_reads_on_past_the_end_of_its_source_row():
+    """The source elements are contiguous in memory (an NCHW filter read along its whole window, a
+    chunk of 8 spanning rows of 6): the row-major buffer is read on into the next row."""
+    src = np.arange(24, dtype=np.float16).reshape(4, 6)
+    out = np.zeros(8, np.float16)
+    air.interpret(air.parse(ROW_CROSSING_COPY.replace("ROW", "1").replace("COL", "2")), src, out)
+    assert out.tolist() == list(range(8, 16))
+
+
+def test_an_async_copy_past_the_end_of_its_source_buffer_is_out_of_bounds():
+    m = air.parse(ROW_CROSSING_COPY.replace("ROW", "3").replace("COL", "0"))
+    with pytest.raises(InterpretError, match=r"'nvgpu.device_async_copy'.*out of bounds"):
+        air.interpret(m, np.zeros((4, 6), np.float16), np.zeros(8, np.float16))

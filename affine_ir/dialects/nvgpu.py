@@ -53,9 +53,12 @@ float result can differ from the interpreter's in the last bits; integer-valued 
 
 ``nvgpu.device_async_copy`` copies ``dstElements`` contiguous elements (4, 8 or 16 bytes; 16 with
 ``bypassL1``) from global to shared memory; with ``srcElements`` only that many are read and the
-rest are zero-filled. The interpreter performs a thread's copies when an ``nvgpu.device_async_wait``
-retires their group (or at the end of the thread), not at the copy: reading the destination before
-the wait sees the old contents, as on a GPU it may. ``device_async_create_group`` groups the
+rest are zero-filled. The source elements are contiguous in memory from the indexed one: they may
+run on past the end of its row into the next (the row-major buffer read as the hardware reads it,
+as MLIR's lowering addresses it); the destination's stay in their row. The interpreter performs a
+thread's copies when an ``nvgpu.device_async_wait`` retires their group (or at the end of the
+thread), not at the copy: reading the destination before the wait sees the old contents, as on a
+GPU it may. ``device_async_create_group`` groups the
 thread's pending copies (PTX ``cp.async.commit_group`` groups all of them: the tokens must name
 exactly those); ``device_async_wait`` (``cp.async.wait_group numGroups``) completes all but the
 ``numGroups`` most recent groups (all when absent), and the group it names must be complete after it.

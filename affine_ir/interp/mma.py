@@ -219,8 +219,10 @@ class AsyncCopies:
         for buf, idx, count in ((dst, dst_idx, n), (src, src_idx, src_n)):
             if not buf.alive:
                 raise Trap("access to a deallocated buffer")
-            last = idx[-1] if idx else 0
-            if count and not (all(0 <= i < m for i, m in zip(idx, buf.shape)) and last + count <= buf.shape[-1]):
+            # the source runs on in memory past its row (the row-major buffer is contiguous, as the
+            # hardware reads it); the destination stays in its row of the shared buffer
+            room = buf.array.size - _flat(idx, buf.shape) if buf is src else buf.shape[-1] - (idx[-1] if idx else 0)
+            if count and not (all(0 <= i < m for i, m in zip(idx, buf.shape)) and count <= room):
                 if buf is dst:
                     raise Trap(f"the destination: {count} elements at index {tuple(idx)} are out of bounds for the "
                                f"shared buffer of shape {tuple(buf.shape)}")
@@ -262,10 +264,19 @@ class AsyncCopies:
         self.groups, self.pending = [], []
 
 
+def _flat(idx: tuple, shape: tuple) -> int:
+    """The row-major position of ``idx`` in ``shape``."""
+    out = 0
+    for i, m in zip(idx, shape):
+        out = out * m + i
+    return out
+
+
 def _perform(dst: Buffer, dst_idx: tuple, src: Buffer, src_idx: tuple, n: int, src_n: int) -> None:
     lead = tuple(dst_idx[:-1])
     j = dst_idx[-1]
     values = np.zeros(n, dst.array.dtype)
     if src_n:
-        values[:src_n] = src.array[tuple(src_idx[:-1]) + (slice(src_idx[-1], src_idx[-1] + src_n),)]
+        start = _flat(src_idx, src.shape)
+        values[:src_n] = src.array.reshape(-1)[start:start + src_n]
     dst.array[lead + (slice(j, j + n),)] = values

@@ -44,7 +44,9 @@ warps and ``S`` stages:
 - **gathered operands** (not in aligned 16-byte chunks: NCHW windows and filters, sizes not a
   multiple of 8): each thread loads elements of the step's tile (an ``affine.if`` on the sizes and
   the padding window, 0 outside) and stores them (``memref.store``) at the swizzled position, when the
-  copies would be issued; a padded chunked operand (NHWC) gets ``srcElements`` 0 outside the window.
+  copies would be issued (the prologue's ``S-1`` steps in one loop, :meth:`_Kernel._prologue`; a ring
+  of gathered operands only has 2 stages: :attr:`~.map_mma_plan.MmaPlan.most_stages`); a padded
+  chunked operand (NHWC) gets ``srcElements`` 0 outside the window.
 - **swizzle** (:func:`~.map_mma_staging.swizzle`): chunk ``c`` of shared row ``r`` is stored at chunk
   ``c xor s(r)`` (``arith.xori``): the 8 rows an ``ldmatrix`` phase reads (8 lanes, one 16-byte row
   each) then fall in 8 distinct 16-byte bank groups, and so do the chunks 8 consecutive threads
@@ -117,7 +119,7 @@ from .map_mma_plan import (
     slice_steps,
     stage_count,
 )
-from .map_mma_staging import Staging, swizzle
+from .map_mma_staging import GatherElement, Staging, swizzle
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -198,9 +200,7 @@ class _Kernel(Staging, Fragments):
         frag = vector((2, 2), self.plan.kind.acc)
         zero = at.add(ConstantOp.of(0 if self.plan.kind.acc == i32 else 0.0, frag, location=self.loc)).results[0]
         accs = [zero] * (t.frags_m * t.frags_n)
-        s_count = t.stages
-        groups = [self._issue(at, host.constant(s), host.constant(s % s_count)) for s in range(s_count - 1)]
-        groups = [g for g in groups if g is not None]  # none when every operand is gathered
+        groups = self._prologue(at)
         self._wait(at, groups[:1], len(groups) - 1)
         groups, frags = groups[1:], self.fragments(at, host.constant(0), 0)
         accs = self._k_loop(at, accs, groups, frags)
@@ -209,6 +209,25 @@ class _Kernel(Staging, Fragments):
             add_partial_sums(c, self.workspace, self.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
+
+    def _prologue(self, at: _At) -> list[Value]:
+        """Steps ``0 .. S-2`` in flight: each step's chunks copied into its stage, a group per step
+        (their tokens; none when every operand is gathered), then the gathered elements of those
+        steps in one loop over them (one copy of the gathers in the code, not ``S-1``: the
+        gathers are synchronous, so unrolling them would overlap nothing the copies do not)."""
+        host, steps = self.host, self.tiles.stages - 1
+        items = self.copy_items()
+        chunks = [(r, slot) for r, slot in items if not isinstance(slot, GatherElement)]
+        gathers = [(r, slot) for r, slot in items if isinstance(slot, GatherElement)]
+        groups = []
+        for s in range(steps if chunks else 0):
+            groups.append(self._commit(at, self._issue_part(at, host.constant(s), host.constant(s), chunks)))
+        if gathers and steps == 1:
+            self._issue_part(at, host.constant(0), host.constant(0), gathers)
+        elif gathers:  # a loop without iter_args: its body ends in an affine.yield already
+            loop = at.add(AffineForOp(0, [], steps, [], 1, [], iv_name="kstep_pro", location=self.loc))
+            self._issue_part(_At(loop.body.ops[-1], self.loc), loop.induction_var, loop.induction_var, gathers)
+        return groups
 
     def peels_tail(self) -> bool:
         """Whether the last ``S-1`` steps are peeled (nothing left to issue, waits ``numGroups = S-3 ..
@@ -476,7 +495,7 @@ class GpuMapMma(Pass):
             splits, split_note = self._splits(plan, tiles, gpu)
             if splits > 1:
                 steps = slice_steps(c.sizes[3], tiles.BK, splits) * tiles.BK
-                tiles = tiles.with_stages(stage_count(tiles, plan.kind, steps, gpu, self.stages))
+                tiles = tiles.with_stages(stage_count(tiles, plan.kind, steps, gpu, self.stages, plan.most_stages))
             host = host or HostPlan(func.body)
             launch = map_to_mma(plan, tiles, host, gpu, splits)
             layout = "; ".join(x.describe() for x in plan.operands())
@@ -512,8 +531,8 @@ class GpuMapMma(Pass):
         """The options' tiles or the cost model's for ``plan``, or why none fits."""
         sizes, kind = plan.c.sizes, plan.kind
         if not self.tile_sizes:
-            return choose_mma_tiles(sizes, kind, gpu, self.stages)
+            return choose_mma_tiles(sizes, kind, gpu, self.stages, plan.most_stages)
         tiles = MmaTiles(*self.tile_sizes)
-        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, self.stages))
+        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, self.stages, plan.most_stages))
         why = tiles.invalid(kind) or fits(tiles, kind, gpu)
         return why if why else tiles

@@ -16,13 +16,16 @@ arithmetic)::
 ``affine.if`` yielding ``extf(load)`` inside a window and 0 outside), the band is not triangular.
 The reduction chain may be several loops (a convolution's ``(kh, kw, c)``): its linear index is k.
 Each packed read is staged (:func:`staged`) in 16-byte ``cp.async`` chunks when *chunkable*: its
-last subscript moves by 1 with one *fast* loop -- the chain's innermost loop (contiguous along k:
-``A[i, k]``, ``B[j, k]``, an NHWC input along ``c``) or its side's innermost loop (contiguous along
-the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``, an HWCF filter along ``f``) -- which no
-other subscript and no padding window uses, every other term of the last subscript, the last
-dimension and the fast loop's trip count being multiples of 8 elements (16 bytes), so 8
-consecutive values of the fast loop are one 16-byte-aligned ``cp.async``; else it is gathered per
-element (the reason kept in :attr:`MmaOperand.gather_reason`). A 32-bit (TF32) operand contiguous along
+flattened (row-major) address runs contiguously over a *fast chain* (:func:`contiguous_chain`) --
+the innermost loops of k's chain (contiguous along k: ``A[i, k]``, ``B[j, k]``, an NHWC input along
+``c``, an NCHW filter along its whole window ``(c, kh, kw)``) or of its side's loops (contiguous along
+the rows/columns: ``B[k, j]``, a transposed ``A[k, i]``, an HWCF filter along ``f``, a 1x1 NCHW
+input along ``(h, w)``) -- whose trip counts multiplied are a multiple of 8 elements (16 bytes),
+which no padding window uses, and every other value moves the address by a multiple of 8 elements
+(the read's constant offset too), so 8 consecutive values of the chain's linear index are one
+16-byte-aligned ``cp.async`` (that may run on past the end of a row of the memref: the elements
+are contiguous in memory); else it is gathered per element (the reason kept in
+:attr:`MmaOperand.gather_reason`). A 32-bit (TF32) operand contiguous along
 its side is chunked too, its fragments then read per element (:attr:`MmaOperand.element_reads`:
 ``ldmatrix`` transposes only 16-bit elements); an 8-bit one is gathered along k.
 
@@ -35,7 +38,8 @@ Tiles (:class:`MmaTiles`): a block tile ``BM x BN`` stepping ``BK`` along k, ``w
 warps each owning a ``BM/warps_m x BN/warps_n`` warp tile of ``m16n8k16`` fragments, and a ring of
 ``stages`` shared buffers. :func:`choose_mma_tiles` picks the candidate of least estimated time on
 the target (its tensor rate, multiprocessors, shared memory and registers); the stages are as many
-as the shared memory per block holds, at most :data:`MAX_STAGES`, at most one more than the k steps.
+as the shared memory per block holds, at most :data:`MAX_STAGES` (2 when every operand is gathered:
+:attr:`MmaPlan.most_stages`), at most one more than the k steps.
 """
 
 from __future__ import annotations
@@ -43,14 +47,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from affine_ir import Operation, Value
+from affine_ir import AffineExpr, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp, ExtsiOp, MulfOp, MuliOp
 from affine_ir.types import FloatType, MemRefType, Type, f16, f32, i32
 from analysis import iter_arg_reduction
 from analysis.targets import GPUTarget
 
-from ..loop_utils import access_subscripts, loop_name
+from ..loop_utils import access_subscripts, index_expr, loop_name
 from .schedule_gpu_plan import Contraction
 
 #: Bytes of one asynchronous copy (``cp.async.cg``) and of one ``ldmatrix`` row.
@@ -64,6 +68,8 @@ MAX_STAGES = 4
 MMA_TILE_CONFIGS = ((128, 256, 32, 2, 4), (128, 128, 32, 2, 4), (128, 64, 32, 2, 2), (64, 128, 32, 2, 2),
                     (64, 64, 32, 2, 2), (32, 64, 32, 1, 2), (32, 32, 32, 1, 2), (16, 128, 32, 1, 4),
                     (16, 64, 32, 1, 2))
+#: Stages of a ring whose operands are all gathered (:attr:`MmaPlan.most_stages`).
+GATHERED_STAGES = 2
 #: Registers a thread needs besides its accumulators (fragments of A and B, addresses).
 REGISTER_OVERHEAD = 64
 #: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
@@ -220,6 +226,14 @@ class MmaPlan:
     def operands(self) -> tuple[MmaOperand, MmaOperand]:
         return self.a, self.b
 
+    @property
+    def most_stages(self) -> int:
+        """The most stages worth a ring: :data:`GATHERED_STAGES` when every operand is gathered --
+        a thread's gathered loads land before it stores them (nothing is in flight across steps),
+        so a deeper ring hides no latency; it would take shared memory from other blocks and
+        repeat the gathers of the prologue in the code -- else :data:`MAX_STAGES`."""
+        return GATHERED_STAGES if all(op.gather for op in self.operands()) else MAX_STAGES
+
 
 def _constant_zero(v: Value) -> bool:
     op = v.owner if isinstance(v.owner, Operation) else None
@@ -352,6 +366,28 @@ def _type_reason(t: Type) -> str:
     return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums, tf32, i8 with i32 sums)"
 
 
+def contiguous_chain(loops: list[AffineForOp], strides: dict[Value, int], trips: dict[AffineForOp, int],
+                     n: int) -> list[AffineForOp]:
+    """The innermost loops of the chain ``loops`` (outermost first) over which a read's flattened
+    address runs contiguously in runs of a multiple of ``n`` elements: the innermost moves it by 1,
+    each loop outside by the trip counts inside it multiplied (a row-major ``filter[c][kh][kw]``
+    along its window ``(c, kh, kw)``), as few loops as make the trip counts multiplied a multiple of
+    ``n`` (an NHWC input along ``c`` alone when ``C`` is one, along ``(kw, c)`` otherwise) -- so
+    ``n`` consecutive values of their linear index are ``n`` consecutive elements -- or all such
+    loops when none do; loops of one trip fit anywhere. Empty when the innermost loop does not
+    move the address by 1."""
+    chain: list[AffineForOp] = []
+    want = 1
+    for lp in reversed(loops):
+        if trips[lp] > 1 and strides.get(lp.induction_var, 0) != want:
+            break
+        chain.append(lp)
+        want *= trips[lp]
+        if want % n == 0:
+            break
+    return chain[::-1] if want > 1 else []
+
+
 def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: MmaKind) -> MmaOperand | str:
     """The operand of the packed load ``ld`` (inside the zero-padding ``guard``, if any) when
     16-byte chunks of it are contiguous and aligned (see the module docstring) and the guard does
@@ -363,36 +399,52 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
         return f"{what} is not of a memref of static shape"
     leaves: list[Value] = []
     subs = access_subscripts(ld, leaves)
-    k_loop = c.inner
-    side_inner = c.side_loops(side)[-1]
-    last = subs[-1]
-    fast = [lp for lp in (k_loop, side_inner) if lp.induction_var in leaves
-            and last.coefficient_of_dim(leaves.index(lp.induction_var)) == 1]
-    if len(fast) != 1:
-        return f"{what} is not contiguous along k or along its innermost {'row' if side == 'A' else 'column'} loop"
-    fast_loop: AffineForOp = fast[0]
-    pos = leaves.index(fast_loop.induction_var)
-    if last.div_terms() or any(pos in e.used_dims() for e in subs[:-1]):
-        return f"{what} uses ({loop_name(fast_loop)}) outside its last subscript, or divides in it"
-    others = [last.coefficient_of_dim(i) for i in range(len(leaves)) if i != pos]
+    strides = _flat_strides(ld)
     n = kind.chunk
-    if t.shape[-1] % n or last.constant_term % n or any(x % n for x in others) or c.trips[fast_loop] % n:
-        return (f"{what} is not in aligned 16-byte chunks along ({loop_name(fast_loop)}) (its last dimension, "
-                f"offsets and trip count must be multiples of {n} elements)")
-    if fast_loop is not k_loop and kind.input.width not in (16, 32):
-        return (f"{what} is contiguous along ({loop_name(fast_loop)}), not k: ldmatrix transposes only 16-bit "
+    chains = [ch for ch in (contiguous_chain(c.red_loops, strides, c.trips, n),
+                            contiguous_chain(c.side_loops(side), strides, c.trips, n)) if ch]
+    if len(chains) != 1:
+        return f"{what} is not contiguous along k or along its innermost {'row' if side == 'A' else 'column'} loop"
+    chain = chains[0]
+    names = ", ".join(loop_name(lp) for lp in chain)
+    ivs = {lp.induction_var for lp in chain}
+    if subs[-1].div_terms() or any(e.div_terms() and any(leaves[i] in ivs for i in e.used_dims()) for e in subs):
+        return f"{what} divides in its last subscript or in one that uses ({names})"
+    offset = _flat_constant(subs, t.shape) + sum(strides.get(lp.induction_var, 0) * c.lows.get(lp, 0) for lp in chain)
+    others = [strides[v] for v in leaves if v not in ivs]
+    if math.prod(c.trips[lp] for lp in chain) % n or offset % n or any(x % n for x in others):
+        return (f"{what} is not in aligned 16-byte chunks along ({names}) (their trip counts multiplied, the "
+                f"read's offset and its strides along every other value must be multiples of {n} elements)")
+    k_fast = chain[-1] is c.inner
+    if not k_fast and kind.input.width not in (16, 32):
+        return (f"{what} is contiguous along ({names}), not k: ldmatrix transposes only 16-bit "
                 f"elements, and {kind.input.width}-bit fragments read per element are not built")
-    if guard is not None and fast_loop.induction_var in guard.operands:
-        return f"the zero-padding of {what} changes along ({loop_name(fast_loop)}) within a 16-byte chunk"
-    return MmaOperand(ld, side, fast_loop is k_loop, guard)
+    if guard is not None:
+        used: list[Value] = []
+        for v in guard.operands:
+            index_expr(v, used)
+        if any(v in ivs for v in used):
+            return f"the zero-padding of {what} changes along ({names}) within a 16-byte chunk"
+    return MmaOperand(ld, side, k_fast, guard)
 
 
-def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0) -> int:
+def _flat_constant(subs: tuple[AffineExpr, ...], shape: tuple[int, ...]) -> int:
+    """The flattened (row-major) offset of the subscripts' constant terms."""
+    out, stride = 0, 1
+    for dim in reversed(range(len(subs))):
+        out += subs[dim].constant_term * stride
+        stride *= shape[dim]
+    return out
+
+
+def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0,
+                most: int = MAX_STAGES) -> int:
     """The stages of the ring: ``requested`` if given, else as many as ``gpu``'s shared memory per
-    block holds (at most :data:`MAX_STAGES`); never more than one more than the k steps."""
+    block holds (at most ``most``: :data:`MAX_STAGES`, or :data:`GATHERED_STAGES` for a plan whose
+    operands are all gathered); never more than one more than the k steps."""
     steps = -(-k // tiles.BK)
     fit = gpu.shared_memory_per_block_optin // tiles.stage_bytes(kind)
-    stages = requested or min(MAX_STAGES, fit)
+    stages = requested or min(most, fit)
     return max(2, min(stages, steps + 1))
 
 
@@ -435,14 +487,14 @@ def estimate_mma_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind
 
 
 def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTarget,
-                     stages: int = 0) -> MmaTiles | str:
+                     stages: int = 0, most: int = MAX_STAGES) -> MmaTiles | str:
     """The candidate of :data:`MMA_TILE_CONFIGS` fitting ``gpu`` with the least
     :func:`estimate_mma_seconds` (partial tiles count whole; ties: the larger tile), its stages
     from :func:`stage_count`; or why none fits."""
     best = None
     for rank, cfg in enumerate(MMA_TILE_CONFIGS):
         tiles = MmaTiles(*cfg)
-        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, stages))
+        tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, stages, most))
         if tiles.invalid(kind) or fits(tiles, kind, gpu):
             continue
         key = (estimate_mma_seconds(sizes, tiles, kind, gpu), rank)

@@ -272,12 +272,6 @@ class Staging:
     def _batch_exprs(self, dim: int) -> list[tuple[Value, AffineExpr]]:
         return [(v, e.replace([_d(dim)])) for v, e in self.batch.items()]
 
-    def _issue(self, at: _At, step: Value, stage: Value) -> Value | None:
-        """The thread's copies of k step ``step`` into ``stage``: the gathered operands' elements
-        stored at once, the others' chunks as one group of asynchronous copies (its token; None
-        when every operand is gathered)."""
-        return self._commit(at, self._issue_part(at, step, stage, self.copy_items()))
-
     def copy_items(self) -> list[tuple[SharedRing, CopySlot | GatherElement]]:
         """Every copy (or gathered element) of the thread in one k step, operand by operand."""
         return [(ring, slot) for ring, slots in zip(self.rings, self.copy_slots) for slot in slots]
