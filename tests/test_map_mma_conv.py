@@ -108,6 +108,24 @@ def test_a_ring_of_gathered_operands_only_has_two_stages(make, stages):
     assert (stages == 2) == (not ops_of(out, DeviceAsyncCopyOp))
 
 
+def test_the_prologue_gathers_its_steps_in_one_loop():
+    """A gathered operand beside a chunked one: the prologue's S-1 steps copy their chunks one group
+    per step (unrolled) and gather their elements in one loop over the steps (one copy of the
+    gathers in the code), and the kernel keeps the original's bits (check_same_bits)."""
+    out, decision = check_same_bits(conv("NHWC", C=4, H=5, W=5, K=5, padding=2), f"{SMALL} stages=4")
+    launch = next(op for op in out.walk() if op.name == "gpu.launch")
+    top = [op for op in launch.body.ops]
+    loops = [op for op in top if op.name == "affine.for"]
+    prologue, kloop = loops[0], loops[1]
+    assert prologue.induction_var.name_hint.startswith("kstep_pro")
+    assert (prologue.lower_bound_map.single_constant(), prologue.upper_bound_map.single_constant()) == (0, 3)
+    assert [s for s in prologue.walk() if isinstance(s, StoreOp)]  # the gathered elements
+    assert not [c for c in prologue.walk() if isinstance(c, DeviceAsyncCopyOp)]
+    groups = [op for op in top[:top.index(prologue)] if op.name == "nvgpu.device_async_create_group"]
+    assert len(groups) == 3  # one per prologue step, before the gathers
+    assert kloop.induction_var.name_hint.startswith("kstep")
+
+
 #: name -> module; NVRTC compiles the mapped kernel with the chosen (default) tiles
 COMPILED = {
     "NHWC 3x3 pad 1 (ResNet-50 conv2_x)": lambda: L.conv2d(1, 64, 56, 56, 64, 3, 3, padding=1, layout="NHWC",
