@@ -60,16 +60,16 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     if chosen == "cuda" and options.get("check_bounds"):
         raise CompileError("check_bounds=True (a bounds-checked debug build) is a CPU build option; use target='cpu'")
     guard = compile_time_guard(module, fn)
-    exe = _compile_for(chosen, module, fn, arch, pipeline, dict(options, trace_ir=trace_ir))
+    exe = _compile_for(chosen, module, fn, arch, pipeline, trace_ir, options)
     exe.bounds_guard = guard
     return exe
 
 
-def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, options: dict):
+def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, trace_ir: bool, options: dict):
     if chosen == "cuda":
         from . import cuda
 
-        return cuda.compile(module, fn=fn, arch=arch, pipeline=pipeline, **options)
+        return cuda.compile(module, fn=fn, arch=arch, pipeline=pipeline, trace_ir=trace_ir, **options)
     from . import cpu
 
     if pipeline is None:
@@ -77,7 +77,6 @@ def _compile_for(chosen: str, module: ModuleOp, fn, arch, pipeline, options: dic
 
         pipeline = CPU_PIPELINE
     trace, original = None, module
-    trace_ir = options.pop("trace_ir", False)
     if pipeline:
         from transforms import PassManager
 

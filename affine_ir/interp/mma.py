@@ -219,10 +219,8 @@ class AsyncCopies:
         for buf, idx, count in ((dst, dst_idx, n), (src, src_idx, src_n)):
             if not buf.alive:
                 raise Trap("access to a deallocated buffer")
-            # the source runs on in memory past its row (the row-major buffer is contiguous, as the
-            # hardware reads it); the destination stays in its row of the shared buffer
-            room = buf.array.size - _flat(idx, buf.shape) if buf is src else buf.shape[-1] - (idx[-1] if idx else 0)
-            if count and not (all(0 <= i < m for i, m in zip(idx, buf.shape)) and count <= room):
+            inside = all(0 <= i < m for i, m in zip(idx, buf.shape))
+            if count and not (inside and count <= _room(buf, idx, buf is src)):
                 if buf is dst:
                     raise Trap(f"the destination: {count} elements at index {tuple(idx)} are out of bounds for the "
                                f"shared buffer of shape {tuple(buf.shape)}")
@@ -264,12 +262,13 @@ class AsyncCopies:
         self.groups, self.pending = [], []
 
 
-def _flat(idx: tuple, shape: tuple) -> int:
-    """The row-major position of ``idx`` in ``shape``."""
-    out = 0
-    for i, m in zip(idx, shape):
-        out = out * m + i
-    return out
+def _room(buf: Buffer, idx: tuple, in_memory: bool) -> int:
+    """The elements from ``idx`` (inside ``buf``) to the end of its row, or with ``in_memory`` to the
+    end of the row-major buffer: a copy's source runs on past its row as the hardware reads it, its
+    destination stays in its row of the shared buffer."""
+    if in_memory:
+        return buf.array.size - int(np.ravel_multi_index(idx, buf.shape))
+    return buf.shape[-1] - (idx[-1] if idx else 0)
 
 
 def _perform(dst: Buffer, dst_idx: tuple, src: Buffer, src_idx: tuple, n: int, src_n: int) -> None:
@@ -277,6 +276,6 @@ def _perform(dst: Buffer, dst_idx: tuple, src: Buffer, src_idx: tuple, n: int, s
     j = dst_idx[-1]
     values = np.zeros(n, dst.array.dtype)
     if src_n:
-        start = _flat(src_idx, src.shape)
+        start = int(np.ravel_multi_index(src_idx, src.shape))
         values[:src_n] = src.array.reshape(-1)[start:start + src_n]
     dst.array[lead + (slice(j, j + n),)] = values

@@ -219,12 +219,9 @@ class _Kernel(Staging, Fragments):
         items = self.copy_items()
         chunks = [(r, slot) for r, slot in items if not isinstance(slot, GatherElement)]
         gathers = [(r, slot) for r, slot in items if isinstance(slot, GatherElement)]
-        groups = []
-        for s in range(steps if chunks else 0):
-            groups.append(self._commit(at, self._issue_part(at, host.constant(s), host.constant(s), chunks)))
-        if gathers and steps == 1:
-            self._issue_part(at, host.constant(0), host.constant(0), gathers)
-        elif gathers:  # a loop without iter_args: its body ends in an affine.yield already
+        groups = [self._commit(at, self._issue_part(at, host.constant(s), host.constant(s), chunks))
+                  for s in range(steps)] if chunks else []
+        if gathers:  # a loop without iter_args: its body ends in an affine.yield already
             loop = at.add(AffineForOp(0, [], steps, [], 1, [], iv_name="kstep_pro", location=self.loc))
             self._issue_part(_At(loop.body.ops[-1], self.loc), loop.induction_var, loop.induction_var, gathers)
         return groups

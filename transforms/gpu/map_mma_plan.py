@@ -339,25 +339,30 @@ def staged(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: Mma
         return op
     read = guard or ld
     side = c.packs[read]
-    strides = _flat_strides(ld)
+    _, leaves, address = _flattened(ld)
+    strides = _strides(leaves, address)
     k_stride = abs(strides.get(c.inner.induction_var, 0))
     p_stride = abs(strides.get(c.side_loops(side)[-1].induction_var, 0))
     k_fast = kind.input.width != 16 or not (p_stride and (not k_stride or p_stride <= k_stride))
     return MmaOperand(ld, side, k_fast, guard, gather=True, gather_reason=op)
 
 
-def _flat_strides(ld: AffineLoadOp) -> dict[Value, int]:
-    """How far one step of each value moves the flattened (row-major) address of ``ld``."""
+def _flattened(ld: AffineLoadOp) -> tuple[tuple[AffineExpr, ...], list[Value], AffineExpr]:
+    """The subscripts of ``ld`` over its leaf values (dims, :func:`access_subscripts`), those values,
+    and its flattened (row-major) address over them (a dynamic dimension counted as 1)."""
     leaves: list[Value] = []
     subs = access_subscripts(ld, leaves)
     shape = ld.memref.type.shape
-    out: dict[Value, int] = {}
-    stride = 1
+    address, stride = AffineExpr.constant(0), 1
     for dim in reversed(range(len(subs))):
-        for i, v in enumerate(leaves):
-            out[v] = out.get(v, 0) + subs[dim].coefficient_of_dim(i) * stride
+        address = address + subs[dim] * stride
         stride *= shape[dim] if shape[dim] is not None else 1
-    return out
+    return subs, leaves, address
+
+
+def _strides(leaves: list[Value], address: AffineExpr) -> dict[Value, int]:
+    """How far one step of each leaf value moves the flattened ``address``."""
+    return {v: address.coefficient_of_dim(i) for i, v in enumerate(leaves)}
 
 
 def _type_reason(t: Type) -> str:
@@ -397,9 +402,8 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     what = f"the read of %{ld.memref.name_hint or '?'}"
     if not isinstance(t, MemRefType) or None in t.shape or not t.shape:
         return f"{what} is not of a memref of static shape"
-    leaves: list[Value] = []
-    subs = access_subscripts(ld, leaves)
-    strides = _flat_strides(ld)
+    subs, leaves, address = _flattened(ld)
+    strides = _strides(leaves, address)
     n = kind.chunk
     chains = [ch for ch in (contiguous_chain(c.red_loops, strides, c.trips, n),
                             contiguous_chain(c.side_loops(side), strides, c.trips, n)) if ch]
@@ -410,7 +414,7 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     ivs = {lp.induction_var for lp in chain}
     if subs[-1].div_terms() or any(e.div_terms() and any(leaves[i] in ivs for i in e.used_dims()) for e in subs):
         return f"{what} divides in its last subscript or in one that uses ({names})"
-    offset = _flat_constant(subs, t.shape) + sum(strides.get(lp.induction_var, 0) * c.lows.get(lp, 0) for lp in chain)
+    offset = address.constant_term + sum(strides.get(lp.induction_var, 0) * c.lows.get(lp, 0) for lp in chain)
     others = [strides[v] for v in leaves if v not in ivs]
     if math.prod(c.trips[lp] for lp in chain) % n or offset % n or any(x % n for x in others):
         return (f"{what} is not in aligned 16-byte chunks along ({names}) (their trip counts multiplied, the "
@@ -426,15 +430,6 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
         if any(v in ivs for v in used):
             return f"the zero-padding of {what} changes along ({names}) within a 16-byte chunk"
     return MmaOperand(ld, side, k_fast, guard)
-
-
-def _flat_constant(subs: tuple[AffineExpr, ...], shape: tuple[int, ...]) -> int:
-    """The flattened (row-major) offset of the subscripts' constant terms."""
-    out, stride = 0, 1
-    for dim in reversed(range(len(subs))):
-        out += subs[dim].constant_term * stride
-        stride *= shape[dim]
-    return out
 
 
 def stage_count(tiles: MmaTiles, kind: MmaKind, k: int, gpu: GPUTarget, requested: int = 0,
