@@ -92,7 +92,7 @@ class AffineExpr:
         """Internal: ``terms`` must already be sorted, non-zero and canonical."""
         _set(self, "_terms", terms)
         _set(self, "_const", const)
-        _set(self, "_hash", hash((terms, const)) if terms else hash(const))
+        _set(self, "_hash", None)  # computed on first use (most expressions built are never hashed)
         _set(self, "_key", None)
         _set(self, "_fn", None)
 
@@ -218,14 +218,17 @@ class AffineExpr:
     # ----- equality -----
     def __eq__(self, other: object) -> bool:
         if isinstance(other, AffineExpr):
-            return self is other or (self._hash == other._hash and self._const == other._const
-                                     and self._terms == other._terms)
+            return self is other or (self._const == other._const and self._terms == other._terms)
         if isinstance(other, Integral) and not self._terms:
             return self._const == int(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = hash((self._terms, self._const)) if self._terms else hash(self._const)
+            _set(self, "_hash", h)
+        return h
 
     @property
     def sort_key(self) -> tuple:

@@ -14,8 +14,9 @@ Semantics (MLIR's, with the differences listed below):
    order), until one applies.
 3. Every change reported by the :class:`~affine_ir.rewrite.PatternRewriter` puts ops back on the
    worklist: an inserted or modified op, the users of replaced results, the defining ops of
-   an erased op's operands (they may have become dead), and the parent op of each of those
-   (a loop whose body changed). Erased ops leave the worklist. Only ops in the scope
+   an erased op's operands (they may have become dead), the defining ops left unused by any
+   rewrite of an op (an in-place change may drop an operand), and the parent op of each of
+   those (a loop whose body changed). Erased ops leave the worklist. Only ops in the scope
    (nested in ``root``, or ``root``) are added.
 4. An iteration ends when the worklist is empty. If it changed anything, the next iteration
    starts from a fresh seed (``config.on_iteration`` is called before each seed, e.g. to drop
@@ -217,13 +218,25 @@ class _GreedyDriver(RewriteListener):
             rw.erase_op(op)
             self.counts["erased"] += 1
             return True
-        if self._try_fold(op):
+        definers = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+        if self._try_fold(op) or self._apply_pattern(op):
+            self._add_unused(definers)
             return True
+        return False
+
+    def _apply_pattern(self, op: Operation) -> bool:
         for p in self._patterns_for(type(op)):
-            if p.match_and_rewrite(op, rw):
+            if p.match_and_rewrite(op, self.rewriter):
                 self.counts[p.label] += 1
                 return True
         return False
+
+    def _add_unused(self, definers: list[Operation]) -> None:
+        """Queue the ops that defined operands of a rewritten op and are now unused: an op modified
+        in place may have dropped an operand without any erasure to report it."""
+        for d in definers:
+            if d.parent is not None and not any(r.uses for r in d.results):
+                self._add(d)
 
     # -- iterations -----------------------------------------------------------------
     def _seed(self) -> None:

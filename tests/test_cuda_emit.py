@@ -980,6 +980,42 @@ def test_unused_values_and_dead_loop_results_are_left_out():
     assert_clean_compile(p)
 
 
+def test_a_guard_reuses_the_index_it_guards_where_that_index_is_in_scope():
+    """A constraint whose terms are those of an affine.apply already printed (or their negation) is
+    written over its variable (``s >= 0``, ``s < 8``: no division repeated); one declared in a
+    scope that has closed (a branch before) is not visible and is not used."""
+    p = emit(air.parse("""
+    func.func @f(%A: memref<16xf32>, %B: memref<16xf32>) {
+      %c1 = arith.constant 1 : index
+      %c16 = arith.constant 16 : index
+      %zero = arith.constant 0.0 : f32
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+                 threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
+        %s = affine.apply affine_map<(d0) -> (d0 floordiv 2 - 1)>(%tx)
+        %v = affine.if affine_set<(d0) : (d0 floordiv 2 - 1 >= 0, -(d0 floordiv 2) + 8 >= 0)>(%tx) -> f32 {
+          %x = affine.load %A[%s] : memref<16xf32>
+          affine.yield %x : f32
+        } else {
+          affine.yield %zero : f32
+        }
+        affine.store %v, %B[%tx] : memref<16xf32>
+        affine.if affine_set<(d0) : (d0 - 4 >= 0)>(%tx) {
+          %i = affine.apply affine_map<(d0) -> (d0 floordiv 3)>(%tx)
+          affine.store %zero, %B[%i] : memref<16xf32>
+        }
+        affine.if affine_set<(d0) : (d0 floordiv 3 - 2 >= 0)>(%tx) {
+          affine.store %zero, %A[%tx] : memref<16xf32>
+        }
+        gpu.terminator
+      }
+      return
+    }"""))
+    lines = body_lines(p)
+    assert "if (s >= 0 && s < 8) {" in lines
+    assert "if (air_ufloordiv32(tx, 3) >= 2) {" in lines  # %i's scope (the branch before) has closed
+    assert_clean_compile(p)
+
+
 # ----------------------------------------------------------------------------------------------
 # Errors name the op and its location
 # ----------------------------------------------------------------------------------------------

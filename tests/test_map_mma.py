@@ -28,7 +28,14 @@ from analysis.targets import DEFAULT_GPU, target
 from codegen.cuda import emit
 from transforms import PassManager
 from transforms.gpu.map_mma import swizzle
-from transforms.gpu.map_mma_plan import MmaKind, MmaTiles, choose_mma_tiles, stage_count
+from transforms.gpu.map_mma_plan import (
+    MmaKind,
+    MmaTiles,
+    choose_mma_tiles,
+    estimate_mma_seconds,
+    overhangs,
+    stage_count,
+)
 from transforms.pipelines import GPU_PIPELINE
 
 L = air.library
@@ -385,6 +392,17 @@ def test_tiles_and_stages_come_from_the_target():
     assert stage_count(tiles, kind, 4096, small) == 2
     odd = choose_mma_tiles((1, 33, 64, 64), MmaKind(bf16, f32), DEFAULT_GPU)  # partial tiles count whole
     assert (odd.BM, odd.BN) in {(32, 64), (64, 64)}
+
+
+def test_a_tie_goes_to_a_tile_not_twice_the_rows_there_are():
+    """The NCHW ResNet stem at batch 8 (64 filters x 100352 pixels, k 147): the panels' traffic bounds
+    the estimate, 128x256 and 64x128 tie; the 128x256 tile would compute 64 rows never stored."""
+    kind, sizes = MmaKind(f16, f32), (1, 64, 100352, 147)
+    big, small = (MmaTiles(*cfg).with_stages(2) for cfg in ((128, 256, 32, 2, 4), (64, 128, 32, 2, 2)))
+    assert estimate_mma_seconds(sizes, big, kind, DEFAULT_GPU) == estimate_mma_seconds(sizes, small, kind, DEFAULT_GPU)
+    assert overhangs(sizes, big) and not overhangs(sizes, small)
+    chosen = choose_mma_tiles(sizes, kind, DEFAULT_GPU, most=2)
+    assert (chosen.BM, chosen.BN) == (64, 128)
 
 
 def test_bad_options_are_refused():

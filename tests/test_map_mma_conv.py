@@ -148,3 +148,21 @@ def test_nvrtc_compiles_the_convolution_kernels(name):
     for arch in ("sm_80", "sm_90a"):
         cubin, log = nvrtc_compile(src, arch)
         assert cubin and log == "", f"{arch}: {log}"
+
+
+def _rows_halved(row_length: int) -> air.ModuleOp:
+    """A 32x32x32 f16 matmul whose A row is ``A[i floordiv 2, k]`` of ``memref<16 x row_length>``."""
+    text = str(L.matmul(32, 32, 32, dtype="f16"))
+    text = text.replace("%A: memref<32x32xf16>", f"%A: memref<16x{row_length}xf16>")
+    text = text.replace("affine.load %A[%i_0, %k] : memref<32x32xf16>",
+                        f"affine.load %A[%i_0 floordiv 2, %k] : memref<16x{row_length}xf16>")
+    return air.parse(text)
+
+
+@pytest.mark.parametrize("row_length, a", [(40, ASYNC), (36, GATHER)])
+def test_a_division_outside_the_chunk_moves_it_by_a_multiple_of_the_chunk_or_it_is_gathered(row_length, a):
+    """``A[i floordiv 2, k]``: i moves the address only through the division, by the row length; rows
+    of 36 f16 (72 bytes) would start chunks off 16 bytes, so A is gathered; rows of 40 keep cp.async."""
+    out, decision = check_same_bits(_rows_halved(row_length), SMALL)
+    assert staging(decision.message, "A") == a, decision.message
+

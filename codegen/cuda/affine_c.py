@@ -127,10 +127,15 @@ def c_trip_count(lb: str, ub: str, step: int) -> str:
     return f"(({ub}) > ({lb}) ? ({span}) / {step}ULL + 1ULL : 0ULL)"
 
 
-def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], names: Sequence[str], need: Need) -> str:
+Terms = list[tuple[int, str]]
+
+
+def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], names: Sequence[str], need: Need,
+                known: Callable[[Terms, int], tuple[Terms, int] | None] | None = None) -> str:
     """The C condition of an integer set's ``constraints`` (``e == 0`` where ``eq_flags``, else
     ``e >= 0``) over dims named ``names``: each inequality printed with its negative terms moved right (``j < N`` for
-    ``N - j - 1 >= 0``), joined by ``&&``; ``true``/``false`` for constant sets."""
+    ``N - j - 1 >= 0``), joined by ``&&``; ``true``/``false`` for constant sets. ``known(items,
+    const)``: the same sum written over variables already computed, or None."""
     parts: list[str] = []
     for e, eq in zip(constraints, eq_flags):
         if e.is_constant:
@@ -138,7 +143,14 @@ def c_condition(constraints: Sequence[AffineExpr], eq_flags: Sequence[bool], nam
             if not ok:
                 return "false"
             continue
-        items, k = terms(e, names, need)
+        helpers: set[str] = set()
+        items, k = terms(e, names, helpers.add)
+        found = known(items, k) if known is not None else None
+        if found is None:
+            for h in helpers:
+                need(h)
+        else:
+            items, k = found
         pos = [(c, a) for c, a in items if c > 0]
         neg = [(-c, a) for c, a in items if c < 0]
         if eq:

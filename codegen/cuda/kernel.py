@@ -91,6 +91,8 @@ class KernelPrinter:
         self._refs: set[Value] = set()
         self.cur: Operation | None = None
         self.ranges = RangeContext()  # value ranges: index divisions in 32 bits where they fit
+        # per open C scope: the affine.apply variables declared there, by their terms (see `known_sum`)
+        self.known: list[dict[tuple, tuple[Value, int]]] = [{}]
 
     # -- helpers and errors ---------------------------------------------------------------------
     def need(self, name: str, ctype: str | None = None) -> None:
@@ -343,6 +345,14 @@ class KernelPrinter:
                 self.shared.append((op.results[0], t))
 
     # -- blocks and control flow ------------------------------------------------------------------
+    def nested(self, block: Block, on_yield=None) -> None:
+        """``block`` as a C scope one level in (what it declares is not visible after it)."""
+        self.indent += 1
+        self.known.append({})
+        self.block(block, on_yield)
+        self.known.pop()
+        self.indent -= 1
+
     def block(self, block: Block, on_yield=None) -> None:
         for op in block.ops:
             if op.has_trait(IsTerminator):  # a kernel's blocks end in yields (to on_yield) or gpu.terminator
@@ -421,9 +431,7 @@ class KernelPrinter:
         else:
             step = f"++{iv}" if op.step == 1 else f"{iv} += {op.step}"
             self.emit(f"for (long long {iv} = {lb}; {iv} < {ub}; {step}) {{")
-        self.indent += 1
-        self.block(op.body, lambda y: self.assign_yield(iters, y.operands))
-        self.indent -= 1
+        self.nested(op.body, lambda y: self.assign_yield(iters, y.operands))
         self.emit("}")
         for r, a in zip(op.results, iters):
             if not isinstance(r.type, DeviceAsyncTokenType):
@@ -434,17 +442,13 @@ class KernelPrinter:
         self.carried(results, [None] * len(results))
         s = op.condition
         exprs, names = self.map_exprs(AffineMap(s.num_dims, s.num_symbols, s.constraints), op.operands)
-        cond = c_condition(exprs, s.eq_flags, names, self.need)
+        cond = c_condition(exprs, s.eq_flags, names, self.need, self.known_sum)
         self.emit(f"if ({cond}) {{")
-        self.indent += 1
-        self.block(op.then_block, lambda y: self.assign_yield(results, y.operands))
-        self.indent -= 1
+        self.nested(op.then_block, lambda y: self.assign_yield(results, y.operands))
         other = op.else_block
         if other is not None and any(not isinstance(o, AffineYieldOp) or o.operands for o in other.ops):
             self.emit("} else {")
-            self.indent += 1
-            self.block(other, lambda y: self.assign_yield(results, y.operands))
-            self.indent -= 1
+            self.nested(other, lambda y: self.assign_yield(results, y.operands))
         self.emit("}")
 
     def op_affine_apply(self, op: Operation) -> None:
@@ -453,7 +457,25 @@ class KernelPrinter:
         if e.is_constant:
             self.set_int(op.results[0], e.constant_term)
             return
-        self.define(op.results[0], self.affine(e, names))
+        items, const = terms(e, names, self.need)
+        self.define(op.results[0], c_sum(items, const))
+        self.known[-1][tuple(items)] = (op.results[0], const)
+
+    def known_sum(self, items: list[tuple[int, str]], const: int) -> tuple[list[tuple[int, str]], int] | None:
+        """``sum(items) + const`` over a visible affine.apply variable ``v = sum(items) + c`` (or
+        ``-sum(items) + c``) when there is one: ``v + const - c`` (``-v + const + c``), so that a
+        guard reuses the index it guards (``src >= 0`` for ``i + k >= 1`` with ``src = i + k - 1``)
+        instead of repeating its divisions. None when there is none."""
+        key = tuple(items)
+        neg = tuple((-c, a) for c, a in items)
+        for scope in reversed(self.known):
+            hit = scope.get(key)
+            if hit is not None:
+                return [(1, self.val(hit[0]))], const - hit[1]
+            hit = scope.get(neg)
+            if hit is not None:
+                return [(-1, self.val(hit[0]))], const + hit[1]
+        return None
 
     def op_affine_min(self, op: Operation) -> None:
         self._minmax(op, "min")

@@ -415,10 +415,11 @@ def chunkable(ld: AffineLoadOp, guard: AffineIfOp | None, c: Contraction, kind: 
     if subs[-1].div_terms() or any(e.div_terms() and any(leaves[i] in ivs for i in e.used_dims()) for e in subs):
         return f"{what} divides in its last subscript or in one that uses ({names})"
     offset = address.constant_term + sum(strides.get(lp.induction_var, 0) * c.lows.get(lp, 0) for lp in chain)
-    others = [strides[v] for v in leaves if v not in ivs]
+    others = [strides[v] for v in leaves if v not in ivs] + [t.coeff for t in address.div_terms()]
     if math.prod(c.trips[lp] for lp in chain) % n or offset % n or any(x % n for x in others):
         return (f"{what} is not in aligned 16-byte chunks along ({names}) (their trip counts multiplied, the "
-                f"read's offset and its strides along every other value must be multiples of {n} elements)")
+                f"read's offset and its strides along every other value and division must be multiples of "
+                f"{n} elements)")
     k_fast = chain[-1] is c.inner
     if not k_fast and kind.input.width not in (16, 32):
         return (f"{what} is contiguous along ({names}), not k: ldmatrix transposes only 16-bit "
@@ -484,21 +485,30 @@ def estimate_mma_seconds(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind
 def choose_mma_tiles(sizes: tuple[int, int, int, int], kind: MmaKind, gpu: GPUTarget,
                      stages: int = 0, most: int = MAX_STAGES) -> MmaTiles | str:
     """The candidate of :data:`MMA_TILE_CONFIGS` fitting ``gpu`` with the least
-    :func:`estimate_mma_seconds` (partial tiles count whole; ties: the larger tile), its stages
-    from :func:`stage_count`; or why none fits."""
+    :func:`estimate_mma_seconds` (partial tiles count whole; ties: a tile not twice M or N
+    (:func:`overhangs`), then the larger tile), its stages from :func:`stage_count`; or why none
+    fits. (A tie is common when the panels' traffic bounds the estimate: a ``128 x 256`` tile
+    over 64 rows reads what two ``64 x 128`` tiles read, and computes twice their products.)"""
     best = None
     for rank, cfg in enumerate(MMA_TILE_CONFIGS):
         tiles = MmaTiles(*cfg)
         tiles = tiles.with_stages(stage_count(tiles, kind, sizes[3], gpu, stages, most))
         if tiles.invalid(kind) or fits(tiles, kind, gpu):
             continue
-        key = (estimate_mma_seconds(sizes, tiles, kind, gpu), rank)
+        key = (estimate_mma_seconds(sizes, tiles, kind, gpu), overhangs(sizes, tiles), rank)
         if best is None or key < best[0]:
             best = (key, tiles)
     if best is None:
         return (f"no tile candidate fits {gpu.name} "
                 f"({', '.join(f'{c[0]}x{c[1]}x{c[2]}' for c in MMA_TILE_CONFIGS)})")
     return best[1]
+
+
+def overhangs(sizes: tuple[int, int, int, int], tiles: MmaTiles) -> bool:
+    """Whether the tile has at least twice the rows of all of M or the columns of all of N: half
+    the products of every block are then never stored."""
+    _, m, n, _ = sizes
+    return tiles.BM >= 2 * m or tiles.BN >= 2 * n
 
 
 def mma_split_candidates(sizes: tuple[int, int, int, int], tiles: MmaTiles, gpu: GPUTarget) -> list[int]:
