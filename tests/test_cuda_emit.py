@@ -705,7 +705,7 @@ def gpu_run(program: CudaProgram, args: list) -> None:
 
         specs = {k.launch: k for k in program.kernels}
 
-        def run_host(ops) -> None:  # launches in program order, host loops iterated
+        def run_host(ops) -> None:  # launches in program order, host loops iterated, host ifs decided
             for op in ops:
                 if op in specs:
                     launch(specs[op])
@@ -713,6 +713,14 @@ def gpu_run(program: CudaProgram, args: list) -> None:
                     for iv in host_loop_range(op, env):
                         env[op.induction_var] = iv
                         run_host(op.body.ops)
+                elif host_role(op) is HostRole.IF:
+                    cond, vals = op.condition, [_host_index(v, env) for v in op.operands]
+                    taken = cond.contains(vals[:cond.num_dims], vals[cond.num_dims:])
+                    branch = op.then_block if taken else op.else_block
+                    if branch is not None:
+                        run_host(branch.ops)
+                elif host_role(op) not in (HostRole.VALUE, HostRole.ALLOCATE, HostRole.FREE, HostRole.RETURN):
+                    raise NotImplementedError(f"gpu_run: host op {op.name}")  # never skipped silently
 
         run_host(f.body.ops)
         for a, x in zip(f.args, args):
