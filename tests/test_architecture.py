@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("affine_ir", "analysis", "transforms", "codegen", "runtime")
+LAYERS = ("affine_ir", "analysis", "transforms", "codegen", "runtime", "frontend")
 #: What each layer may import (besides itself).
 MAY_IMPORT = {"affine_ir": set(), "analysis": {"affine_ir"}, "transforms": {"affine_ir", "analysis"},
-              "codegen": {"affine_ir", "analysis"}, "runtime": {"affine_ir", "analysis", "transforms", "codegen"}}
+              "codegen": {"affine_ir", "analysis"}, "runtime": {"affine_ir", "analysis", "transforms", "codegen"},
+              "frontend": {"affine_ir", "analysis", "transforms", "codegen", "runtime"}}
 #: The fuzz driver (``python -m affine_ir.testing.fuzz``) runs programs through every layer; it
 #: imports them inside its functions, so ``affine_ir`` itself still imports nothing above it.
 LAZY_UPPER_IMPORTS_ALLOWED = {"affine_ir/testing/fuzz_cases.py"}

@@ -23,15 +23,29 @@ symbolic size. Conventions shared by every op:
   ``%A, %B, %C``, ``%input, %filter, %output``, ``%tmp, %max, %sum, %acc``, ``%t0, %t1, ...``.
 
 ``OPS`` maps op names to these functions; :mod:`.reference` holds numpy references with
-the same argument order.
+the same argument order. Programs made of several ops (the PyTorch frontend's) build one function
+with :class:`Kernel` and the ``emit_*`` emitters.
 """
 
 from __future__ import annotations
 
 from . import reference
+from ._kernel import DIM_NAMES, Kernel
 from .conv import conv2d, depthwise_conv2d
-from .elementwise import BINARY_OPS, UNARY_OPS, bias_add, binary, broadcast_shape, elementwise_chain, gelu, relu, unary
-from .linalg import batch_matmul, matmul
+from .elementwise import (
+    BINARY_OPS,
+    UNARY_OPS,
+    bias_add,
+    binary,
+    broadcast_shape,
+    elementwise_chain,
+    emit_binary,
+    emit_unary,
+    gelu,
+    relu,
+    unary,
+)
+from .linalg import batch_matmul, emit_contraction, matmul
 from .nn import attention, conv2d_bias_relu, mlp
 from .norm import layernorm, softmax
 from .pool import avg_pool2d, max_pool2d
@@ -59,7 +73,8 @@ OPS = {
 }
 
 __all__ = [
-    "BINARY_OPS", "OPS", "REDUCE_KINDS", "UNARY_OPS", "attention", "avg_pool2d", "batch_matmul", "bias_add", "binary",
-    "broadcast_shape", "conv2d", "conv2d_bias_relu", "depthwise_conv2d", "elementwise_chain", "gelu", "layernorm",
-    "matmul", "max_pool2d", "mlp", "reduce", "reference", "relu", "softmax", "unary",
+    "BINARY_OPS", "DIM_NAMES", "OPS", "REDUCE_KINDS", "UNARY_OPS", "Kernel", "attention", "avg_pool2d",
+    "batch_matmul", "bias_add", "binary", "broadcast_shape", "conv2d", "conv2d_bias_relu", "depthwise_conv2d",
+    "elementwise_chain", "emit_binary", "emit_contraction", "emit_unary", "gelu", "layernorm", "matmul",
+    "max_pool2d", "mlp", "reduce", "reference", "relu", "softmax", "unary",
 ]

@@ -1,0 +1,104 @@
+"""The ``torch.compile`` backend ``"affine_ir"`` (issue 21).
+
+``torch.compile(model, backend="affine_ir")`` finds it through the ``torch_dynamo_backends`` entry
+point (nothing to import first). Dynamo hands it a graph; AOT autograd lowers that to ATen ops
+(parameters become inputs: passed as arguments, not copied); :func:`compile_fx` imports the ATen
+graph (:mod:`frontend.torch_import`) and compiles it with ``runtime.compile(target="auto")``: on
+the GPU when one is usable, else through the CPU pipeline.
+
+Fallback: a graph holding an op the import cannot take runs in eager PyTorch, whole (a later step
+splits it around the op), and :func:`explain` reports every such op by name with its count and
+the reason. Calls are checked against the shapes and dtypes the graph was compiled for (a clear
+``ValueError`` naming the argument; ``torch.compile`` itself recompiles on a new shape).
+Results equal eager up to the order of the f32 sums (contractions; exact on integer-valued data).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from functorch.compile import make_boxed_func
+from torch._dynamo.backends.common import aot_autograd
+
+import runtime
+
+from .torch_import import Imported, UnsupportedNode, import_fx, unsupported
+
+__all__ = ["affine_ir_backend", "compile_fx", "explain", "reset"]
+
+_FALLBACKS: list[list[UnsupportedNode]] = []
+_COMPILED: list[Imported] = []
+
+
+def explain() -> dict:
+    """What the backend did since the last :func:`reset`: ``compiled`` (graphs imported and
+    compiled), ``fallbacks`` (graphs run in eager PyTorch), ``unsupported`` (``{op: count}`` over
+    those graphs) and ``reasons`` (``{op: why}``)."""
+    counts = Counter(n.op for nodes in _FALLBACKS for n in nodes)
+    reasons = {n.op: n.reason for nodes in _FALLBACKS for n in nodes}
+    return {"compiled": len(_COMPILED), "fallbacks": len(_FALLBACKS), "unsupported": dict(counts),
+            "reasons": reasons}
+
+
+def reset() -> None:
+    """Forget what :func:`explain` reports."""
+    _FALLBACKS.clear()
+    _COMPILED.clear()
+
+
+def compile_fx(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.Tensor], target: str = "auto") -> Callable:
+    """A callable running the ATen graph ``gm`` as ``gm(*args)`` does (a tuple of tensors): the
+    imported program, compiled for ``target``; or ``gm`` itself (eager) when the graph holds an op
+    the import cannot take (recorded for :func:`explain`)."""
+    bad = unsupported(gm)
+    if bad:
+        _FALLBACKS.append(bad)
+        return gm.forward
+    imported = import_fx(gm)
+    chosen = runtime.resolve_target(target)
+    exe = runtime.compile(imported.module, target=chosen)
+    _COMPILED.append(imported)
+    return _Runner(imported, exe, chosen == "cuda")
+
+
+class _Runner:
+    def __init__(self, imported: Imported, exe, on_gpu: bool):
+        self.imported, self.exe, self.on_gpu = imported, exe, on_gpu
+
+    def __call__(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        specs = self.imported.inputs
+        if len(args) != len(specs):
+            raise ValueError(f"the compiled graph takes {len(specs)} tensors, got {len(args)}")
+        for q, (a, (shape, dtype)) in enumerate(zip(args, specs)):
+            if not isinstance(a, torch.Tensor) or tuple(a.shape) != shape or a.dtype != dtype:
+                got = f"{tuple(a.shape)} {a.dtype}" if isinstance(a, torch.Tensor) else type(a).__name__
+                raise ValueError(f"argument #{q}: expected a tensor of shape {shape} and dtype {dtype}, got {got}")
+        device = args[0].device if args else torch.device("cpu")
+        outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.imported.outputs]
+        if self.on_gpu:
+            self.exe(*[a.contiguous() for a in args], *outs)
+            return tuple(outs)
+        self.exe(*[_numpy(a) for a in args], *[_numpy(o) for o in outs])  # the outputs' memory, written in place
+        return tuple(outs)
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's data as a numpy array sharing its memory (bf16 through ml_dtypes)."""
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def _fw_compiler(gm: torch.fx.GraphModule, example_inputs):
+    return make_boxed_func(compile_fx(gm, example_inputs))
+
+
+#: The backend ``torch.compile`` calls: AOT autograd to ATen, then :func:`compile_fx` (inference:
+#: a graph that needs a backward pass gets AOT autograd's default for it).
+affine_ir_backend = aot_autograd(fw_compiler=_fw_compiler)

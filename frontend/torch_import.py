@@ -1,0 +1,368 @@
+"""A PyTorch FX graph of ATen ops as one function of affine loop nests (issue 21, stage S1).
+
+:func:`import_fx` takes the graph ``torch.compile`` hands a backend after AOT autograd (ATen core
+ops, parameters as placeholders) and builds one ``func.func`` whose arguments are the graph's
+inputs, then one output memref per graph output, written in place: each op is a nest written with
+the library's emitters (``affine_ir.library``), so fusion and every later pass see one program.
+
+- **Views without copies**: ``t``, ``transpose``, ``permute``, ``view``/``reshape``/
+  ``_unsafe_view``, ``expand``, ``unsqueeze``, ``squeeze``, ``alias``, ``detach``, ``clone`` and
+  ``contiguous`` build no nest: they change how later ops index the buffer (an affine map of the
+  logical indices: a permutation, a broadcast index 0, or the row-major delinearization of a
+  reshape). A graph output that is a view of another buffer is copied into its output memref.
+- **Ops** (:data:`SUPPORTED`): ``mm``, ``addmm`` (``beta``, ``alpha``), ``bmm``; element-wise
+  ``relu``, ``gelu`` (both approximations), ``sigmoid``, ``tanh``, ``exp``, ``neg``, ``abs``,
+  ``sqrt``; ``add``/``sub`` (with ``alpha``), ``mul``, ``div``, ``maximum``, ``minimum`` with
+  numpy broadcasting and Python scalars. Contractions accumulate in f32 as the library's.
+- **Types**: f32, f16 or bf16 tensors, one of them per graph; static shapes (a new shape is a new
+  graph: ``torch.compile`` recompiles).
+
+Anything else is reported, not guessed: :func:`unsupported` lists every node the import cannot
+take (its ATen name and the reason), and :func:`import_fx` raises :class:`UnsupportedGraph` with
+that list.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch.fx import GraphModule, Node
+
+from affine_ir.core import Value
+from affine_ir.dialects.builtin import ModuleOp
+from affine_ir.library import DIM_NAMES, Kernel, broadcast_shape, emit_binary, emit_contraction, emit_unary
+
+__all__ = ["SUPPORTED", "Imported", "UnsupportedGraph", "UnsupportedNode", "import_fx", "unsupported"]
+
+aten = torch.ops.aten
+DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+@dataclass(frozen=True)
+class UnsupportedNode:
+    """A node the import cannot take: its op (``aten.cumsum.default``), the node's name, and why."""
+
+    op: str
+    node: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.op} (%{self.node}): {self.reason}"
+
+
+class UnsupportedGraph(ValueError):
+    """The graph holds nodes the import cannot take (``nodes``; counted by op in the message)."""
+
+    def __init__(self, nodes: Sequence[UnsupportedNode]):
+        self.nodes = list(nodes)
+        counts = Counter(n.op for n in self.nodes)
+        listed = "; ".join(f"{op} x{c}: {next(n.reason for n in self.nodes if n.op == op)}"
+                           for op, c in counts.items())
+        super().__init__(f"cannot import {len(self.nodes)} node(s): {listed}")
+
+
+@dataclass
+class Imported:
+    """The imported function (``module``'s only one): its arguments are the graph's inputs in order,
+    then ``outputs`` (shape, torch dtype) memrefs the call writes."""
+
+    module: ModuleOp
+    inputs: list[tuple[tuple[int, ...], torch.dtype]]
+    outputs: list[tuple[tuple[int, ...], torch.dtype]]
+
+
+@dataclass
+class View:
+    """A tensor as later ops read it: the buffer ``mem``, the logical ``shape``, and ``index``
+    mapping logical indices to the buffer's (identity for a buffer of its own)."""
+
+    mem: Value
+    shape: tuple[int, ...]
+    index: Callable[[Sequence], list]
+
+    @staticmethod
+    def of(mem: Value, shape: tuple[int, ...]) -> View:
+        return View(mem, shape, list)
+
+    def then(self, shape: tuple[int, ...], fn: Callable[[Sequence], list]) -> View:
+        """The view of this one with logical ``shape`` whose index ``ivs`` reads ``self`` at ``fn(ivs)``."""
+        inner = self.index
+        return View(self.mem, tuple(shape), lambda ivs: inner(fn(list(ivs))))
+
+    def load(self, k: Kernel, ivs: Sequence) -> Value:
+        return k.load(self.mem, self.index(ivs))
+
+
+# -- what each node is --------------------------------------------------------------------------------------------
+def _shape(node) -> tuple[int, ...]:
+    return tuple(int(s) for s in node.meta["val"].shape)
+
+
+def _op_name(node: Node) -> str:
+    """``aten.softplus.default`` for an ATen overload, the function's name otherwise."""
+    t = node.target
+    return str(t) if isinstance(t, torch._ops.OpOverload) else str(getattr(t, "__name__", t))
+
+
+def _permute(v: View, dims: Sequence[int]) -> View:
+    dims = [d % len(v.shape) for d in dims]
+    inverse = [dims.index(q) for q in range(len(dims))]
+    return v.then([v.shape[d] for d in dims], lambda ivs: [ivs[inverse[q]] for q in range(len(dims))])
+
+
+def _transpose(v: View, a: int, b: int) -> View:
+    dims = list(range(len(v.shape)))
+    a, b = a % len(dims), b % len(dims)
+    dims[a], dims[b] = dims[b], dims[a]
+    return _permute(v, dims)
+
+
+def _reshape(v: View, shape: Sequence[int]) -> View:
+    """Row-major: the logical index's linear position, delinearized into ``v``'s shape."""
+    size = math.prod(v.shape)
+    shape = list(shape)
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        shape[shape.index(-1)] = size // known
+    if list(shape) == list(v.shape):
+        return v
+    src = v.shape
+
+    def fn(ivs):
+        linear = 0
+        for iv, s in zip(ivs, shape):
+            linear = linear * s + iv
+        out, rest = [], linear
+        for q in range(len(src)):
+            inner = math.prod(src[q + 1:])
+            out.append((rest // inner) % src[q] if q else rest // inner)
+        return out
+
+    return v.then(shape, fn)
+
+
+def _expand(v: View, shape: Sequence[int]) -> View:
+    off = len(shape) - len(v.shape)
+    shape = [v.shape[q - off] if s == -1 else s for q, s in enumerate(shape)]
+    return v.then(shape, lambda ivs: [0 if s == 1 and shape[off + q] != 1 else ivs[off + q]
+                                      for q, s in enumerate(v.shape)])
+
+
+def _unsqueeze(v: View, dim: int) -> View:
+    dim = dim % (len(v.shape) + 1)
+    shape = list(v.shape[:dim]) + [1] + list(v.shape[dim:])
+    return v.then(shape, lambda ivs: ivs[:dim] + ivs[dim + 1:])
+
+
+def _squeeze(v: View, dims) -> View:
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    drop = {d % len(v.shape) for d in dims if v.shape[d % len(v.shape)] == 1}
+    keep = [q for q in range(len(v.shape)) if q not in drop]
+
+    def fn(ivs):
+        it = iter(ivs)
+        return [0 if q in drop else next(it) for q in range(len(v.shape))]
+
+    return v.then([v.shape[q] for q in keep], fn)
+
+
+VIEWS: dict = {
+    aten.t.default: lambda v: _transpose(v, 0, 1) if len(v.shape) == 2 else v,
+    aten.transpose.int: _transpose,
+    aten.permute.default: _permute,
+    aten.view.default: _reshape,
+    aten._unsafe_view.default: _reshape,
+    aten.reshape.default: _reshape,
+    aten.expand.default: _expand,
+    aten.unsqueeze.default: _unsqueeze,
+    aten.squeeze.dim: _squeeze,
+    aten.squeeze.dims: _squeeze,
+    aten.alias.default: lambda v: v,
+    aten.detach.default: lambda v: v,
+    aten.clone.default: lambda v, **kw: v,
+    aten.contiguous.default: lambda v, **kw: v,
+}
+
+UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.sigmoid.default: "sigmoid",
+         aten.tanh.default: "tanh", aten.exp.default: "exp", aten.neg.default: "neg", aten.abs.default: "abs",
+         aten.sqrt.default: "sqrt"}
+BINARY = {aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul", aten.div.Tensor: "div",
+          aten.maximum.default: "max", aten.minimum.default: "min"}
+CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
+#: Every ATen overload the import takes.
+SUPPORTED = frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS)
+
+
+def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
+    """Every node of ``gm`` the import cannot take, with the reason (empty: :func:`import_fx` works)."""
+    out: list[UnsupportedNode] = []
+    dtypes = set()
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if node.op in ("placeholder", "call_function") and isinstance(val, torch.Tensor):
+            dtypes.add(val.dtype)
+            if val.dtype not in DTYPES:
+                out.append(UnsupportedNode(_op_name(node) if node.op == "call_function" else "input", node.name,
+                                           f"dtype {val.dtype} (f32, f16 and bf16 are imported)"))
+                continue
+        if node.op == "call_function":
+            why = _why_not(node)
+            if why:
+                out.append(UnsupportedNode(_op_name(node), node.name, why))
+        elif node.op in ("get_attr", "call_module", "call_method"):
+            out.append(UnsupportedNode(str(node.target), node.name, f"{node.op} nodes are not imported (an ATen "
+                                                                    "graph after AOT autograd has none)"))
+        elif node.op == "placeholder" and not isinstance(val, torch.Tensor):
+            out.append(UnsupportedNode("input", node.name, f"a {type(val).__name__} input (tensors only)"))
+        elif node.op == "output":
+            results = node.args[0] if isinstance(node.args[0], (tuple, list)) else [node.args[0]]
+            out += [UnsupportedNode("output", node.name, f"a {type(r).__name__} output (tensors only)")
+                    for r in results if not isinstance(r, Node)]
+    if len(dtypes & set(DTYPES)) > 1:
+        out.append(UnsupportedNode("graph", "", f"mixed dtypes {sorted(map(str, dtypes))} (one of f32/f16/bf16)"))
+    return out
+
+
+def _why_not(node: Node) -> str | None:
+    if node.target not in SUPPORTED:
+        return "no lowering for this op yet"
+    if not isinstance(node.meta.get("val"), torch.Tensor):
+        return "its result is not one tensor"
+    if node.target in BINARY:
+        other = node.args[1]
+        if not isinstance(other, (Node, int, float)):
+            return f"operand {other!r} is not a tensor or a number"
+    if node.target is aten.gelu.default and node.kwargs.get("approximate", "none") not in ("none", "tanh"):
+        return f"gelu approximate={node.kwargs['approximate']!r}"
+    return None
+
+
+# -- the import ---------------------------------------------------------------------------------------------------
+def import_fx(gm: GraphModule, name: str = "forward") -> Imported:
+    """``gm`` as one function (see the module docstring). Raises :class:`UnsupportedGraph` listing
+    every node it cannot take."""
+    bad = unsupported(gm)
+    if bad:
+        raise UnsupportedGraph(bad)
+    return _Builder(gm, name).build()
+
+
+class _Builder:
+    def __init__(self, gm: GraphModule, name: str):
+        self.gm = gm
+        nodes = list(gm.graph.nodes)
+        self.inputs = [n for n in nodes if n.op == "placeholder"]
+        out_node = next(n for n in nodes if n.op == "output")
+        results = out_node.args[0]
+        self.outputs = list(results) if isinstance(results, (tuple, list)) else [results]
+        vals = [n.meta["val"] for n in self.inputs + [o for o in self.outputs if isinstance(o, Node)]]
+        dtype = next((DTYPES[v.dtype] for v in vals if isinstance(v, torch.Tensor)), "f32")
+        self.k = Kernel(name, dtype)
+        self.views: dict[Node, View] = {}
+        self.home: dict[Node, Value] = {}  # nodes computed straight into an output memref
+
+    def build(self) -> Imported:
+        k = self.k
+        shapes = {f"in{q}": _shape(n) for q, n in enumerate(self.inputs)}
+        shapes.update({f"out{q}": _shape(o) for q, o in enumerate(self.outputs)})
+        with k.function(**shapes) as mems:
+            for n, mem in zip(self.inputs, mems):
+                mem.name_hint = n.name
+                self.views[n] = View.of(mem, _shape(n))
+            outs = mems[len(self.inputs):]
+            for o, mem in zip(self.outputs, outs):
+                if o.op == "call_function" and o.target not in VIEWS and o not in self.home:
+                    self.home[o] = mem
+            for n in self.gm.graph.nodes:
+                if n.op == "call_function":
+                    self.views[n] = self._node(n)
+            for o, mem in zip(self.outputs, outs):
+                if self.home.get(o) is not mem:
+                    self._copy(self.views[o], mem)
+        return Imported(k.module, [(_shape(n), n.meta["val"].dtype) for n in self.inputs],
+                        [(_shape(o), o.meta["val"].dtype) for o in self.outputs])
+
+    # -- nodes ------------------------------------------------------------------------------------------------
+    def _arg(self, a):
+        return self.views[a] if isinstance(a, Node) else a
+
+    def _node(self, n: Node) -> View:
+        args = [self._arg(a) for a in n.args]
+        if n.target in VIEWS:
+            return VIEWS[n.target](*args)
+        out = self._buffer(n)
+        if n.target in UNARY:
+            self._unary(UNARY[n.target], args[0], out, n.kwargs.get("approximate", "none"))
+        elif n.target in BINARY:
+            alpha = n.kwargs.get("alpha", 1)
+            self._binary(BINARY[n.target], args[0], args[1], out, alpha)
+        else:
+            self._contraction(n.target, args, n.kwargs, out)
+        return out
+
+    def _buffer(self, n: Node) -> View:
+        """Where ``n`` is computed: its output memref, or a temporary."""
+        shape = _shape(n)
+        mem = self.home.get(n)
+        if mem is None:
+            mem = self.k.temp(n.name, shape, self.k.stype)
+        return View.of(mem, shape)
+
+    def _copy(self, src: View, dst: Value) -> None:
+        k = self.k
+        with k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
+            k.store(src.load(k, ivs), dst, ivs)
+
+    def _unary(self, op: str, x: View, out: View, approximate: str) -> None:
+        k = self.k
+        with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+            k.store(emit_unary(k, op, x.load(k, ivs), approximate), out.mem, ivs)
+
+    def _binary(self, op: str, a, b, out: View, alpha) -> None:
+        k = self.k
+        with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+            x = self._operand(a, out.shape, ivs)
+            y = self._operand(b, out.shape, ivs)
+            if alpha != 1:
+                y = k.b.mulf(y, k.const(float(alpha)))
+            k.store(emit_binary(k, op, x, y), out.mem, ivs)
+
+    def _operand(self, a, shape, ivs) -> Value:
+        """``a`` (a view broadcast to ``shape``, or a number) at ``ivs``, in the compute type."""
+        if not isinstance(a, View):
+            return self.k.const(float(a))
+        broadcast_shape(a.shape, shape)  # raises on shapes that do not broadcast
+        return _expand(a, list(shape)).load(self.k, ivs)
+
+    def _contraction(self, target, args, kwargs, out: View) -> None:
+        """``mm``/``bmm``: ``out = a @ b``; ``addmm``: ``out = beta * bias + alpha * (a @ b)``: the
+        products summed in f32 (a temporary for f16/bf16), then scaled, biased and rounded."""
+        k = self.k
+        if target is aten.addmm.default:
+            bias, a, b = args[:3]
+            beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        else:
+            (a, b), bias, beta, alpha = args[:2], None, 0, 1
+        batch = list(out.shape[:-2])
+        m, n = out.shape[-2:]
+        depth = a.shape[-1]
+        outer = [*zip(("b",), batch), ("i", m), ("j", n)]
+        nb = len(batch)
+        acc = k.accumulator(out.mem, out.shape)
+        emit_contraction(k, acc, outer, [("k", depth)], lambda ivs: list(ivs[:nb + 2]),
+                         lambda ivs: [a.load(k, [*ivs[:nb], ivs[nb], ivs[nb + 2]]),
+                                      b.load(k, [*ivs[:nb], ivs[nb + 2], ivs[nb + 1]])], init=0.0)
+        if bias is None and acc is out.mem:
+            return
+        with k.loops(*outer) as ivs:
+            v = k.load(acc, ivs)
+            if alpha != 1:
+                v = k.b.mulf(v, k.const(float(alpha)))
+            if bias is not None and beta != 0:
+                t = self._operand(bias, out.shape, ivs)
+                v = k.b.addf(v, t if beta == 1 else k.b.mulf(t, k.const(float(beta))))
+            k.store(v, out.mem, ivs)

@@ -1,0 +1,173 @@
+"""The PyTorch frontend (issue 21): ATen graphs imported into one affine function and checked on the
+interpreter against eager PyTorch; ``torch.compile(backend="affine_ir")`` end to end on the CPU; the
+eager fallback for ops it cannot import, reported by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from functorch.compile import make_boxed_func  # noqa: E402
+from torch._dynamo.backends.common import aot_autograd  # noqa: E402
+
+import affine_ir as air  # noqa: E402
+from frontend import torch_backend  # noqa: E402
+from frontend.torch_import import UnsupportedGraph, import_fx, unsupported  # noqa: E402
+
+
+def aten_graph(fn, *inputs, calls: list | None = None):
+    """The ATen graph ``torch.compile`` hands a backend after AOT autograd for ``fn(*inputs)``; the
+    tensors it was then called with (a module's parameters among them) appended to ``calls``."""
+    graphs = []
+
+    def capture(gm, example_inputs):
+        graphs.append(gm)
+
+        def run(*args):
+            if calls is not None:
+                calls.append([a.detach().clone() for a in args])
+            return gm(*args)
+
+        return make_boxed_func(run)
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(fn, backend=aot_autograd(fw_compiler=capture), dynamic=False)(*inputs)
+    assert len(graphs) == 1, f"{len(graphs)} graphs"
+    return graphs[0]
+
+
+def ints(*shape, dtype=torch.float32, lo=-3, hi=4, seed=0):
+    """Integer-valued data (f32 sums and products of them are exact)."""
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return torch.randint(lo, hi, shape, generator=g).to(dtype)
+
+
+def run_imported(fn, *inputs):
+    """(eager outputs, outputs of the imported function on the interpreter) as numpy arrays."""
+    calls: list = []
+    gm = aten_graph(fn, *inputs, calls=calls)
+    imported = import_fx(gm)
+    with torch.no_grad():
+        want = fn(*inputs)
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    args = [torch_backend._numpy(t).copy() for t in calls[0]]  # the graph's inputs: parameters included
+    outs = [np.zeros(shape, dtype=args[0].dtype) for shape, _ in imported.outputs]
+    air.interpret(imported.module, *args, *outs)
+    return [w.float().numpy() for w in want], [o.astype(np.float32) for o in outs]
+
+
+LIN = torch.nn.Linear(6, 5)
+with torch.no_grad():
+    LIN.weight.copy_(ints(5, 6, seed=1))
+    LIN.bias.copy_(ints(5, seed=2))
+
+#: name -> (function, inputs): each exact on integer-valued data.
+EXACT = {
+    "mm": (torch.mm, (ints(4, 6), ints(6, 5))),
+    "addmm beta alpha": (lambda b, x, y: torch.addmm(b, x, y, beta=2, alpha=3), (ints(5), ints(4, 6), ints(6, 5))),
+    "bmm": (torch.bmm, (ints(2, 3, 4), ints(2, 4, 5))),
+    "linear (t + addmm)": (LIN, (ints(3, 6),)),
+    "relu": (torch.relu, (ints(3, 7),)),
+    "neg abs": (lambda x: torch.abs(-x), (ints(3, 7),)),
+    "add alpha, broadcast": (lambda x, y: torch.add(x, y, alpha=2), (ints(3, 1, 5), ints(4, 1))),
+    "sub scalar": (lambda x: x - 3, (ints(2, 5),)),
+    "mul div": (lambda x, y: x * y / 2, (ints(4, 5), ints(5))),
+    "maximum minimum": (lambda x, y: torch.minimum(torch.maximum(x, y), x + 1), (ints(3, 4), ints(3, 4))),
+    "permute reshape": (lambda x: (x.permute(2, 0, 1).reshape(6, 4) + 1).t(), (ints(2, 3, 4),)),
+    "view of a transpose": (lambda x, y: x.t().reshape(2, 6) @ y, (ints(4, 3), ints(6, 2))),
+    "unsqueeze expand": (lambda x: x.unsqueeze(1).expand(4, 3, 5) * 2, (ints(4, 5),)),
+    "squeeze": (lambda x: (x.unsqueeze(0) + 1).squeeze(0), (ints(4, 5),)),
+    "two outputs, one a view of an input": (lambda x: (x.t(), torch.relu(x)), (ints(3, 4),)),
+}
+
+
+@pytest.mark.parametrize("name", list(EXACT))
+def test_ops_import_and_match_eager_exactly_on_integer_data(name):
+    fn, inputs = EXACT[name]
+    want, got = run_imported(fn, *inputs)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("fn", [torch.sigmoid, torch.tanh, torch.exp, lambda x: torch.sqrt(torch.abs(x)),
+                                torch.nn.functional.gelu, lambda x: torch.nn.functional.gelu(x, approximate="tanh")])
+def test_transcendental_ops_match_eager_within_float_rounding(fn):
+    x = torch.linspace(-3, 3, 24).reshape(4, 6)
+    want, got = run_imported(fn, x)
+    np.testing.assert_allclose(got[0], want[0], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1.6e-2)])
+def test_half_precision_graphs_round_once_per_stored_element(dtype, tol):
+    """f16/bf16: the contraction sums in f32 and rounds once; eager PyTorch rounds the same products
+    (exact on integer data) and may sum in another order: the outputs agree to the format's rounding."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to(dtype)
+    x = torch.linspace(-2, 2, 24).reshape(3, 8).to(dtype)
+    want, got = run_imported(model, x)
+    scale = np.abs(want[0]).max()
+    np.testing.assert_allclose(got[0], want[0], atol=tol * scale)
+
+
+def test_torch_compile_backend_runs_a_model_on_the_cpu_and_matches_eager():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).eval()
+    fast = torch.compile(model, backend="affine_ir")  # found through the torch_dynamo_backends entry point
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        got, want = fast(x), model(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert torch_backend.explain()["compiled"] == 1 and torch_backend.explain()["fallbacks"] == 0
+
+
+def test_an_op_it_cannot_import_runs_eagerly_and_is_reported_by_name():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x: torch.cumsum(x, 1) + 1, backend="affine_ir")
+    x = ints(3, 5)
+    with torch.no_grad():
+        torch.testing.assert_close(fn(x), torch.cumsum(x, 1) + 1)
+    report = torch_backend.explain()
+    assert report["fallbacks"] == 1 and report["unsupported"] == {"aten.cumsum.default": 1}
+    assert "no lowering" in report["reasons"]["aten.cumsum.default"]
+
+
+def test_unsupported_nodes_are_listed_with_the_reason_and_the_import_refuses():
+    gm = aten_graph(lambda x, i: torch.cumsum(x, 0)[i], ints(4, 3), torch.tensor([0, 2]))
+    bad = unsupported(gm)
+    ops = {n.op for n in bad}
+    assert "aten.cumsum.default" in ops and "input" in ops  # the int64 index tensor
+    assert any("dtype torch.int64" in n.reason for n in bad)
+    with pytest.raises(UnsupportedGraph, match="cannot import"):
+        import_fx(gm)
+
+
+def test_a_call_with_another_shape_or_dtype_is_refused_naming_the_argument():
+    gm = aten_graph(torch.relu, ints(2, 3))
+    run = torch_backend.compile_fx(gm, [ints(2, 3)], target="cpu")
+    np.testing.assert_array_equal(run(ints(2, 3))[0].numpy(), torch.relu(ints(2, 3)).numpy())
+    with pytest.raises(ValueError, match=r"argument #0: expected a tensor of shape \(2, 3\)"):
+        run(ints(3, 3))
+    with pytest.raises(ValueError, match="dtype torch.float32"):
+        run(ints(2, 3, dtype=torch.float16))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-4), (torch.float16, 1e-2)])
+def test_gpu_the_backend_runs_cuda_tensors_in_place_and_matches_eager(dtype, tol):
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 32))
+    model = model.to("cuda", dtype).eval()
+    fast = torch.compile(model, backend=torch_backend.affine_ir_backend)
+    x = torch.randn(16, 64, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        got, want = fast(x), model(x)
+    assert got.device.type == "cuda" and torch_backend.explain()["compiled"] == 1
+    torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol * want.abs().max().item())
