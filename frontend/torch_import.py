@@ -13,7 +13,8 @@ the library's emitters (``affine_ir.library``), so fusion and every later pass s
 - **Ops** (:data:`SUPPORTED`): ``mm``, ``addmm`` (``beta``, ``alpha``), ``bmm``; element-wise
   ``relu``, ``gelu`` (both approximations), ``sigmoid``, ``tanh``, ``exp``, ``neg``, ``abs``,
   ``sqrt``; ``add``/``sub`` (with ``alpha``), ``mul``, ``div``, ``maximum``, ``minimum`` with
-  numpy broadcasting and Python scalars. Contractions accumulate in f32 as the library's.
+  numpy broadcasting and Python scalars; ``_softmax`` along any dim. Contractions and row sums
+  accumulate in f32 as the library's.
 - **Types**: f32, f16 or bf16 tensors, one of them per graph; static shapes (a new shape is a new
   graph: ``torch.compile`` recompiles).
 
@@ -34,7 +35,15 @@ from torch.fx import GraphModule, Node
 
 from affine_ir.core import Value
 from affine_ir.dialects.builtin import ModuleOp
-from affine_ir.library import DIM_NAMES, Kernel, broadcast_shape, emit_binary, emit_contraction, emit_unary
+from affine_ir.library import (
+    DIM_NAMES,
+    Kernel,
+    broadcast_shape,
+    emit_binary,
+    emit_contraction,
+    emit_softmax,
+    emit_unary,
+)
 
 __all__ = ["SUPPORTED", "Imported", "UnsupportedGraph", "UnsupportedNode", "import_fx", "unsupported"]
 
@@ -194,7 +203,7 @@ BINARY = {aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul"
           aten.maximum.default: "max", aten.minimum.default: "min"}
 CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
 #: Every ATen overload the import takes.
-SUPPORTED = frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS)
+SUPPORTED = frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | {aten._softmax.default}
 
 
 def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
@@ -236,6 +245,8 @@ def _why_not(node: Node) -> str | None:
         other = node.args[1]
         if not isinstance(other, (Node, int, float)):
             return f"operand {other!r} is not a tensor or a number"
+    if node.target is aten._softmax.default and node.args[2]:
+        return "half_to_float=True (an f32 result of f16 input)"
     if node.target is aten.gelu.default and node.kwargs.get("approximate", "none") not in ("none", "tanh"):
         return f"gelu approximate={node.kwargs['approximate']!r}"
     return None
@@ -300,6 +311,8 @@ class _Builder:
         elif n.target in BINARY:
             alpha = n.kwargs.get("alpha", 1)
             self._binary(BINARY[n.target], args[0], args[1], out, alpha)
+        elif n.target is aten._softmax.default:
+            self._softmax(args[0], args[1], out)
         else:
             self._contraction(n.target, args, n.kwargs, out)
         return out
@@ -316,6 +329,24 @@ class _Builder:
         k = self.k
         with k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
             k.store(src.load(k, ivs), dst, ivs)
+
+    def _materialized(self, v: View) -> Value:
+        """A buffer holding ``v`` in its logical shape: its own, or a copy of the view."""
+        if v.index is list:
+            return v.mem
+        mem = self.k.temp("view", v.shape, self.k.stype)
+        self._copy(v, mem)
+        return mem
+
+    def _softmax(self, x: View, dim: int, out: View) -> None:
+        """``out = softmax(x)`` along ``dim``: the library's three nests (row max, exp and sum, divide)."""
+        k, shape = self.k, out.shape
+        ax = dim % len(shape)
+        rows = [(DIM_NAMES[p], s) for p, s in enumerate(shape) if p != ax]
+        row_shape = tuple(s for p, s in enumerate(shape) if p != ax)
+        mx, sm = k.temp("max", row_shape), k.temp("sum", row_shape)
+        emit_softmax(k, self._materialized(x), out.mem, rows, (DIM_NAMES[ax], shape[ax]),
+                     lambda r, a: [*r[:ax], a, *r[ax:]], list, mx, sm)
 
     def _unary(self, op: str, x: View, out: View, approximate: str) -> None:
         k = self.k

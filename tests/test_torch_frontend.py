@@ -93,7 +93,8 @@ def test_ops_import_and_match_eager_exactly_on_integer_data(name):
 
 
 @pytest.mark.parametrize("fn", [torch.sigmoid, torch.tanh, torch.exp, lambda x: torch.sqrt(torch.abs(x)),
-                                torch.nn.functional.gelu, lambda x: torch.nn.functional.gelu(x, approximate="tanh")])
+                                torch.nn.functional.gelu, lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+                                lambda x: torch.softmax(x, -1), lambda x: torch.softmax(x.t(), 0)])
 def test_transcendental_ops_match_eager_within_float_rounding(fn):
     x = torch.linspace(-3, 3, 24).reshape(4, 6)
     want, got = run_imported(fn, x)

@@ -47,7 +47,7 @@ from .elementwise import (
 )
 from .linalg import batch_matmul, emit_contraction, matmul
 from .nn import attention, conv2d_bias_relu, mlp
-from .norm import layernorm, softmax
+from .norm import emit_softmax, layernorm, softmax
 from .pool import avg_pool2d, max_pool2d
 from .reduce import REDUCE_KINDS, reduce
 
@@ -75,6 +75,6 @@ OPS = {
 __all__ = [
     "BINARY_OPS", "DIM_NAMES", "OPS", "REDUCE_KINDS", "UNARY_OPS", "Kernel", "attention", "avg_pool2d",
     "batch_matmul", "bias_add", "binary", "broadcast_shape", "conv2d", "conv2d_bias_relu", "depthwise_conv2d",
-    "elementwise_chain", "emit_binary", "emit_contraction", "emit_unary", "gelu", "layernorm", "matmul",
+    "elementwise_chain", "emit_binary", "emit_contraction", "emit_softmax", "emit_unary", "gelu", "layernorm", "matmul",
     "max_pool2d", "mlp", "reduce", "reference", "relu", "softmax", "unary",
 ]
