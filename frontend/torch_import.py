@@ -25,9 +25,9 @@ that list.
 
 from __future__ import annotations
 
-import math
+import operator
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -44,6 +44,9 @@ from affine_ir.library import (
     emit_softmax,
     emit_unary,
 )
+
+from . import torch_nn
+from .torch_views import VIEWS, View, expand
 
 __all__ = ["SUPPORTED", "Imported", "UnsupportedGraph", "UnsupportedNode", "import_fx", "unsupported"]
 
@@ -84,31 +87,11 @@ class Imported:
     outputs: list[tuple[tuple[int, ...], torch.dtype]]
 
 
-@dataclass
-class View:
-    """A tensor as later ops read it: the buffer ``mem``, the logical ``shape``, and ``index``
-    mapping logical indices to the buffer's (identity for a buffer of its own)."""
-
-    mem: Value
-    shape: tuple[int, ...]
-    index: Callable[[Sequence], list]
-
-    @staticmethod
-    def of(mem: Value, shape: tuple[int, ...]) -> View:
-        return View(mem, shape, list)
-
-    def then(self, shape: tuple[int, ...], fn: Callable[[Sequence], list]) -> View:
-        """The view of this one with logical ``shape`` whose index ``ivs`` reads ``self`` at ``fn(ivs)``."""
-        inner = self.index
-        return View(self.mem, tuple(shape), lambda ivs: inner(fn(list(ivs))))
-
-    def load(self, k: Kernel, ivs: Sequence) -> Value:
-        return k.load(self.mem, self.index(ivs))
-
-
 # -- what each node is --------------------------------------------------------------------------------------------
 def _shape(node) -> tuple[int, ...]:
-    return tuple(int(s) for s in node.meta["val"].shape)
+    """The node's (first) result's shape."""
+    val = node.meta["val"]
+    return tuple(int(s) for s in (val[0] if isinstance(val, (tuple, list)) else val).shape)
 
 
 def _op_name(node: Node) -> str:
@@ -117,93 +100,20 @@ def _op_name(node: Node) -> str:
     return str(t) if isinstance(t, torch._ops.OpOverload) else str(getattr(t, "__name__", t))
 
 
-def _permute(v: View, dims: Sequence[int]) -> View:
-    dims = [d % len(v.shape) for d in dims]
-    inverse = [dims.index(q) for q in range(len(dims))]
-    return v.then([v.shape[d] for d in dims], lambda ivs: [ivs[inverse[q]] for q in range(len(dims))])
-
-
-def _transpose(v: View, a: int, b: int) -> View:
-    dims = list(range(len(v.shape)))
-    a, b = a % len(dims), b % len(dims)
-    dims[a], dims[b] = dims[b], dims[a]
-    return _permute(v, dims)
-
-
-def _reshape(v: View, shape: Sequence[int]) -> View:
-    """Row-major: the logical index's linear position, delinearized into ``v``'s shape."""
-    size = math.prod(v.shape)
-    shape = list(shape)
-    if -1 in shape:
-        known = math.prod(s for s in shape if s != -1)
-        shape[shape.index(-1)] = size // known
-    if list(shape) == list(v.shape):
-        return v
-    src = v.shape
-
-    def fn(ivs):
-        linear = 0
-        for iv, s in zip(ivs, shape):
-            linear = linear * s + iv
-        out, rest = [], linear
-        for q in range(len(src)):
-            inner = math.prod(src[q + 1:])
-            out.append((rest // inner) % src[q] if q else rest // inner)
-        return out
-
-    return v.then(shape, fn)
-
-
-def _expand(v: View, shape: Sequence[int]) -> View:
-    off = len(shape) - len(v.shape)
-    shape = [v.shape[q - off] if s == -1 else s for q, s in enumerate(shape)]
-    return v.then(shape, lambda ivs: [0 if s == 1 and shape[off + q] != 1 else ivs[off + q]
-                                      for q, s in enumerate(v.shape)])
-
-
-def _unsqueeze(v: View, dim: int) -> View:
-    dim = dim % (len(v.shape) + 1)
-    shape = list(v.shape[:dim]) + [1] + list(v.shape[dim:])
-    return v.then(shape, lambda ivs: ivs[:dim] + ivs[dim + 1:])
-
-
-def _squeeze(v: View, dims) -> View:
-    dims = [dims] if isinstance(dims, int) else list(dims)
-    drop = {d % len(v.shape) for d in dims if v.shape[d % len(v.shape)] == 1}
-    keep = [q for q in range(len(v.shape)) if q not in drop]
-
-    def fn(ivs):
-        it = iter(ivs)
-        return [0 if q in drop else next(it) for q in range(len(v.shape))]
-
-    return v.then([v.shape[q] for q in keep], fn)
-
-
-VIEWS: dict = {
-    aten.t.default: lambda v: _transpose(v, 0, 1) if len(v.shape) == 2 else v,
-    aten.transpose.int: _transpose,
-    aten.permute.default: _permute,
-    aten.view.default: _reshape,
-    aten._unsafe_view.default: _reshape,
-    aten.reshape.default: _reshape,
-    aten.expand.default: _expand,
-    aten.unsqueeze.default: _unsqueeze,
-    aten.squeeze.dim: _squeeze,
-    aten.squeeze.dims: _squeeze,
-    aten.alias.default: lambda v: v,
-    aten.detach.default: lambda v: v,
-    aten.clone.default: lambda v, **kw: v,
-    aten.contiguous.default: lambda v, **kw: v,
-}
-
 UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.sigmoid.default: "sigmoid",
          aten.tanh.default: "tanh", aten.exp.default: "exp", aten.neg.default: "neg", aten.abs.default: "abs",
          aten.sqrt.default: "sqrt"}
 BINARY = {aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul", aten.div.Tensor: "div",
           aten.maximum.default: "max", aten.minimum.default: "min"}
 CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
-#: Every ATen overload the import takes.
-SUPPORTED = frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | {aten._softmax.default}
+#: Layers (:mod:`.torch_nn`).
+NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim)
+#: Ops with several results of which the import computes the first (``getitem`` 0 takes it).
+FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default,
+                  aten.max_pool2d_with_indices.default)
+#: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
+SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
+             | frozenset(FIRST_OF_TUPLE) | {aten._softmax.default, operator.getitem})
 
 
 def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
@@ -239,8 +149,21 @@ def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
 def _why_not(node: Node) -> str | None:
     if node.target not in SUPPORTED:
         return "no lowering for this op yet"
+    if node.target is operator.getitem:
+        src, item = node.args
+        ok = isinstance(src, Node) and src.target in FIRST_OF_TUPLE and item == 0
+        return None if ok else f"result #{item} of {_op_name(src) if isinstance(src, Node) else src!r}"
+    if node.target in FIRST_OF_TUPLE:
+        used = {u.args[1] for u in node.users if u.target is operator.getitem}
+        return None if used <= {0} else f"uses its results {sorted(used)} (only the first is imported)"
     if not isinstance(node.meta.get("val"), torch.Tensor):
         return "its result is not one tensor"
+    if node.target is aten.convolution.default:
+        x, transposed = node.args[0], node.args[6]
+        if transposed or len(_shape(x)) != 4:
+            return "a transposed or non-2-D convolution"
+    if node.target is aten.max_pool2d_with_indices.default and len(node.args) > 5 and node.args[5]:
+        return "ceil_mode=True"
     if node.target in BINARY:
         other = node.args[1]
         if not isinstance(other, (Node, int, float)):
@@ -286,7 +209,8 @@ class _Builder:
                 self.views[n] = View.of(mem, _shape(n))
             outs = mems[len(self.inputs):]
             for o, mem in zip(self.outputs, outs):
-                if o.op == "call_function" and o.target not in VIEWS and o not in self.home:
+                if o.op == "call_function" and o.target not in VIEWS and o.target is not operator.getitem \
+                        and o not in self.home:
                     self.home[o] = mem
             for n in self.gm.graph.nodes:
                 if n.op == "call_function":
@@ -302,10 +226,15 @@ class _Builder:
         return self.views[a] if isinstance(a, Node) else a
 
     def _node(self, n: Node) -> View:
+        if n.target is operator.getitem:
+            return self.views[n.args[0]]
         args = [self._arg(a) for a in n.args]
         if n.target in VIEWS:
             return VIEWS[n.target](*args)
         out = self._buffer(n)
+        if n.target in NN_OPS or n.target in FIRST_OF_TUPLE:
+            self._layer(n.target, args, n.kwargs, out)
+            return out
         if n.target in UNARY:
             self._unary(UNARY[n.target], args[0], out, n.kwargs.get("approximate", "none"))
         elif n.target in BINARY:
@@ -329,6 +258,26 @@ class _Builder:
         k = self.k
         with k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
             k.store(src.load(k, ivs), dst, ivs)
+
+    def _layer(self, target, args, kwargs, out: View) -> None:
+        k = self.k
+        if target is aten.convolution.default:
+            x, w, bias, stride, padding, dilation, _, _, groups = args
+            torch_nn.convolution(k, x, w, bias, out, stride, padding, dilation, groups)
+        elif target is aten._native_batch_norm_legit_no_training.default:
+            x, w, b, mean, var, _, eps = args
+            torch_nn.batch_norm(k, x, w, b, mean, var, eps, out)
+        elif target is aten.native_layer_norm.default:
+            x, shape, w, b, eps = args
+            torch_nn.layer_norm(k, x, len(shape), w, b, eps, out)
+        elif target is aten.max_pool2d_with_indices.default:
+            x, kernel = args[:2]
+            stride, padding, dilation = (args[q] if len(args) > q else d for q, d in ((2, []), (3, 0), (4, 1)))
+            torch_nn.max_pool2d(k, x, kernel, _listed(stride), _listed(padding), _listed(dilation), out)
+        else:
+            dims = args[1] if len(args) > 1 else None
+            keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+            torch_nn.reduce_sum(k, args[0], dims or [], keepdim, out, mean=target is aten.mean.dim)
 
     def _materialized(self, v: View) -> Value:
         """A buffer holding ``v`` in its logical shape: its own, or a copy of the view."""
@@ -367,7 +316,7 @@ class _Builder:
         if not isinstance(a, View):
             return self.k.const(float(a))
         broadcast_shape(a.shape, shape)  # raises on shapes that do not broadcast
-        return _expand(a, list(shape)).load(self.k, ivs)
+        return expand(a, list(shape)).load(self.k, ivs)
 
     def _contraction(self, target, args, kwargs, out: View) -> None:
         """``mm``/``bmm``: ``out = a @ b``; ``addmm``: ``out = beta * bias + alpha * (a @ b)``: the
@@ -397,3 +346,7 @@ class _Builder:
                 t = self._operand(bias, out.shape, ivs)
                 v = k.b.addf(v, t if beta == 1 else k.b.mulf(t, k.const(float(beta))))
             k.store(v, out.mem, ivs)
+
+
+def _listed(v) -> list:
+    return list(v) if isinstance(v, (list, tuple)) else [v]

@@ -59,10 +59,15 @@ def run_imported(fn, *inputs):
     return [w.float().numpy() for w in want], [o.astype(np.float32) for o in outs]
 
 
-LIN = torch.nn.Linear(6, 5)
-with torch.no_grad():
-    LIN.weight.copy_(ints(5, 6, seed=1))
-    LIN.bias.copy_(ints(5, seed=2))
+def integer_weights(module: torch.nn.Module, seed: int = 1) -> torch.nn.Module:
+    """``module`` in eval mode with integer-valued parameters (exact f32 sums)."""
+    with torch.no_grad():
+        for q, p in enumerate(module.parameters()):
+            p.copy_(ints(*p.shape, seed=seed + q))
+    return module.eval()
+
+
+LIN = integer_weights(torch.nn.Linear(6, 5))
 
 #: name -> (function, inputs): each exact on integer-valued data.
 EXACT = {
@@ -81,6 +86,15 @@ EXACT = {
     "unsqueeze expand": (lambda x: x.unsqueeze(1).expand(4, 3, 5) * 2, (ints(4, 5),)),
     "squeeze": (lambda x: (x.unsqueeze(0) + 1).squeeze(0), (ints(4, 5),)),
     "two outputs, one a view of an input": (lambda x: (x.t(), torch.relu(x)), (ints(3, 4),)),
+    "conv2d stride 2, padding, bias": (integer_weights(torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)),
+                                       (ints(2, 3, 7, 6),)),
+    "conv2d dilation 2, no bias": (integer_weights(torch.nn.Conv2d(2, 3, 3, dilation=2, bias=False)),
+                                   (ints(1, 2, 7, 7),)),
+    "conv2d groups 2": (integer_weights(torch.nn.Conv2d(4, 6, 3, padding=1, groups=2)), (ints(1, 4, 5, 5),)),
+    "depthwise conv2d": (integer_weights(torch.nn.Conv2d(4, 4, 3, padding=1, groups=4)), (ints(2, 4, 5, 5),)),
+    "max_pool2d padding 1": (torch.nn.MaxPool2d(3, 2, 1), (ints(1, 2, 7, 6),)),
+    "sum and mean over dims": (lambda x: x.sum((1, 3), keepdim=True) + x.mean(-1, keepdim=True), (ints(2, 3, 5, 4),)),
+    "sum of everything": (lambda x: x.sum() * x, (ints(3, 4),)),
 }
 
 
@@ -99,6 +113,22 @@ def test_transcendental_ops_match_eager_within_float_rounding(fn):
     x = torch.linspace(-3, 3, 24).reshape(4, 6)
     want, got = run_imported(fn, x)
     np.testing.assert_allclose(got[0], want[0], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("layer", [torch.nn.LayerNorm(6), torch.nn.LayerNorm((3, 6), elementwise_affine=False),
+                                   torch.nn.BatchNorm2d(3)])
+def test_normalizations_match_eager_within_float_rounding(layer):
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.uniform_(0.5, 1.5)
+        if isinstance(layer, torch.nn.BatchNorm2d):
+            layer.running_mean.uniform_(-1, 1)
+            layer.running_var.uniform_(0.5, 2)
+    x = torch.linspace(-3, 3, 2 * 3 * 6 * (2 if isinstance(layer, torch.nn.BatchNorm2d) else 1))
+    x = x.reshape(2, 3, 2, 6) if isinstance(layer, torch.nn.BatchNorm2d) else x.reshape(2, 3, 6)
+    want, got = run_imported(layer.eval(), x)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1.6e-2)])
@@ -123,6 +153,22 @@ def test_torch_compile_backend_runs_a_model_on_the_cpu_and_matches_eager():
         got, want = fast(x), model(x)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     assert torch_backend.explain()["compiled"] == 1 and torch_backend.explain()["fallbacks"] == 0
+
+
+def test_torch_compile_backend_runs_a_small_cnn_on_the_cpu_and_matches_eager():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.Flatten(), torch.nn.Linear(8 * 4 * 4, 10)).eval()
+    fast = torch.compile(model, backend="affine_ir")
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        got, want = fast(x), model(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert torch_backend.explain() | {"reasons": {}} == {"compiled": 1, "fallbacks": 0, "unsupported": {},
+                                                         "reasons": {}}
 
 
 def test_an_op_it_cannot_import_runs_eagerly_and_is_reported_by_name():

@@ -1,0 +1,148 @@
+"""The PyTorch import's network layers as loop nests over views: convolution (any groups: depthwise
+too), batch normalization in inference, layer normalization, sums and means over dims, and max
+pooling. Each writes the buffer ``out`` (a :class:`~frontend.torch_views.View` of its own buffer),
+computing in f32 (the library's compute type) and rounding once when it stores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from affine_ir.library import DIM_NAMES, Kernel, emit_contraction
+from affine_ir.library.conv import padded_load, window_guard
+
+from .torch_views import View
+
+__all__ = ["batch_norm", "convolution", "layer_norm", "max_pool2d", "reduce_sum"]
+
+NEG_INF = float("-inf")
+
+
+def _pairs(*values) -> list[tuple[int, int]]:
+    return [tuple(v) if len(v) == 2 else (v[0], v[0]) for v in values]
+
+
+def convolution(k: Kernel, x: View, w: View, bias: View | None, out: View, stride, padding, dilation,
+                groups: int) -> None:
+    """``out = conv2d(x, w) + bias`` (NCHW; ``w[F, C/groups, KH, KW]``): output channel ``f`` reads the
+    input channels of its group ``f // (F / groups)``. Zero padding through guarded loads."""
+    (sh, sw), (ph, pw), (dh, dw) = _pairs(stride, padding, dilation)
+    st, pd, dl = (sh, sw), (ph, pw), (dh, dw)
+    n_, f_, ho, wo = out.shape
+    _, cg, kh_, kw_ = w.shape
+    fg = f_ // groups
+    H, W = x.shape[2:]
+    acc = k.accumulator(out.mem, out.shape)
+    outer = [("n", n_), ("f", f_), ("h", ho), ("w", wo)]
+
+    def terms(ivs):
+        n, f, h, wv, c, kh, kw = ivs
+        ih, iw = h * sh + kh * dh - ph, wv * sw + kw * dw - pw
+        ch = c if groups == 1 else (f // fg) * cg + c
+        conds = window_guard(k, h, wv, kh, kw, H, W, st, pd, dl)
+        return [padded_load(k, x.mem, x.index([n, ch, ih, iw]), conds), w.load(k, [f, c, kh, kw])]
+
+    emit_contraction(k, acc, outer, [("c", cg), ("kh", kh_), ("kw", kw_)], lambda ivs: list(ivs[:4]), terms,
+                     init=0.0)
+    if bias is None and acc is out.mem:
+        return
+    with k.loops(*outer) as ivs:
+        v = k.load(acc, ivs)
+        if bias is not None:
+            v = k.b.addf(v, bias.load(k, [ivs[1]]))
+        k.store(v, out.mem, ivs)
+
+
+def batch_norm(k: Kernel, x: View, weight: View | None, bias: View | None, mean: View, var: View, eps: float,
+               out: View) -> None:
+    """Inference batch normalization over dim 1: ``(x - mean[c]) * rsqrt(var[c] + eps) * weight[c] + bias[c]``."""
+    b = k.b
+    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+        c = [ivs[1]]
+        y = b.mulf(b.subf(x.load(k, ivs), mean.load(k, c)), b.rsqrt(b.addf(var.load(k, c), k.const(eps))))
+        if weight is not None:
+            y = b.mulf(y, weight.load(k, c))
+        if bias is not None:
+            y = b.addf(y, bias.load(k, c))
+        k.store(y, out.mem, ivs)
+
+
+def layer_norm(k: Kernel, x: View, dims: int, weight: View | None, bias: View | None, eps: float, out: View) -> None:
+    """Layer normalization over the last ``dims`` dims: a row's mean and biased variance (two
+    passes, f32 temporaries), then ``(x - mean) * rsqrt(var + eps) * weight + bias``."""
+    b = k.b
+    shape = out.shape
+    lead, inner = shape[:len(shape) - dims], shape[len(shape) - dims:]
+    rows = list(zip(DIM_NAMES, lead))
+    cols = list(zip(DIM_NAMES[len(lead):], inner))
+    mean, var = k.temp("mean", lead or (1,)), k.temp("var", lead or (1,))
+    count, zero = k.const(float(math.prod(inner))), k.const(0.0)
+
+    def row(r):
+        return list(r) if lead else [0]
+
+    for buf in (mean, var):
+        with k.loops(*rows) as r:
+            k.store(zero, buf, row(r))
+            with k.loops(*cols) as c:
+                v = x.load(k, [*r, *c])
+                if buf is var:
+                    d = b.subf(v, k.load(mean, row(r)))
+                    v = b.mulf(d, d)
+                k.update(buf, row(r), lambda s, v=v: b.addf(s, v))
+            k.update(buf, row(r), lambda s: b.divf(s, count))
+    with k.loops(*rows, *cols) as ivs:
+        r, c = ivs[:len(lead)], ivs[len(lead):]
+        d = b.subf(x.load(k, ivs), k.load(mean, row(r)))
+        y = b.mulf(d, b.rsqrt(b.addf(k.load(var, row(r)), k.const(eps))))
+        if weight is not None:
+            y = b.mulf(y, weight.load(k, c))
+        if bias is not None:
+            y = b.addf(y, bias.load(k, c))
+        k.store(y, out.mem, ivs)
+
+
+def reduce_sum(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View, mean: bool = False) -> None:
+    """``out = sum(x, dims)`` (``mean``: divided by the count), summed in f32 (a temporary for
+    f16/bf16 outputs)."""
+    rank = len(x.shape)
+    dims = sorted({d % rank for d in (dims if dims else range(rank))})
+    keep = [q for q in range(rank) if q not in dims]
+    acc = k.accumulator(out.mem, out.shape)
+
+    def out_index(ivs):
+        return [0 if q in dims else ivs[q] for q in range(rank)] if keepdim else [ivs[q] for q in keep]
+
+    k.fill(acc, list(zip(DIM_NAMES, out.shape)), list, 0.0)
+    emit_contraction(k, acc, list(zip(DIM_NAMES, x.shape)), [], out_index, lambda ivs: [x.load(k, ivs)])
+    count = math.prod(x.shape[q] for q in dims)
+    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+        v = k.load(acc, ivs)
+        if mean:
+            v = k.b.divf(v, k.const(float(count)))
+        k.store(v, out.mem, ivs)
+
+
+def max_pool2d(k: Kernel, x: View, kernel, stride, padding, dilation, out: View) -> None:
+    """``out[n, c, h, w] = max`` over the window (taps outside the input are skipped: -inf)."""
+    (kh_, kw_), (sh, sw), (ph, pw), (dh, dw) = _pairs(kernel, stride or kernel, padding, dilation)
+    H, W = x.shape[2:]
+    best = k.temp("max", out.shape)
+    k.fill(best, list(zip(DIM_NAMES, out.shape)), list, NEG_INF)
+    with k.loops(("n", out.shape[0]), ("c", out.shape[1]), ("h", out.shape[2]), ("w", out.shape[3]),
+                 ("kh", kh_), ("kw", kw_)) as (n, c, h, w, kh, kw):
+        conds = window_guard(k, h, w, kh, kw, H, W, (sh, sw), (ph, pw), (dh, dw))
+        ih, iw = h * sh + kh * dh - ph, w * sw + kw * dw - pw
+        if conds:
+            with k.b.affine_if(*conds):
+                _take_max(k, best, x, [n, c, h, w], [n, c, ih, iw])
+        else:
+            _take_max(k, best, x, [n, c, h, w], [n, c, ih, iw])
+    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+        k.store(k.load(best, ivs), out.mem, ivs)
+
+
+
+def _take_max(k: Kernel, best, x: View, at: list, tap: list) -> None:
+    k.update(best, at, lambda m: k.b.maximumf(m, x.load(k, tap)))
