@@ -6,13 +6,16 @@ inputs, then one output memref per graph output, written in place: each op is a 
 the library's emitters (``affine_ir.library``), so fusion and every later pass see one program.
 
 - **Views without copies**: ``t``, ``transpose``, ``permute``, ``view``/``reshape``/
-  ``_unsafe_view``, ``expand``, ``unsqueeze``, ``squeeze``, ``alias``, ``detach``, ``clone`` and
-  ``contiguous`` build no nest: they change how later ops index the buffer (an affine map of the
-  logical indices: a permutation, a broadcast index 0, or the row-major delinearization of a
-  reshape). A graph output that is a view of another buffer is copied into its output memref.
+  ``_unsafe_view``, ``expand``, ``unsqueeze``, ``squeeze``, ``slice``, ``select``, ``alias``,
+  ``detach``, ``clone`` and ``contiguous`` build no nest (:mod:`.torch_views`): they change how
+  later ops index the buffer (an affine map of the logical indices: a permutation, a broadcast
+  index 0, a slice's ``start + step * i``, a select's constant, or the row-major delinearization of
+  a reshape). A graph output that is a view of another buffer is copied into its output memref.
 - **Ops** (:data:`SUPPORTED`): ``mm``, ``addmm`` (``beta``, ``alpha``), ``bmm``; element-wise
   ``relu``, ``gelu`` (both approximations), ``sigmoid``, ``tanh``, ``exp``, ``neg``, ``abs``,
-  ``sqrt``; ``add``/``sub`` (with ``alpha``), ``mul``, ``div``, ``maximum``, ``minimum`` with
+  ``sqrt``, ``silu``, ``clamp``, ``hardtanh``; ``convolution`` (any stride, padding, dilation,
+  groups), inference ``batch_norm``, ``layer_norm``, ``sum``/``mean`` over dims, ``max_pool2d``,
+  ``cat`` (:mod:`.torch_nn`); ``add``/``sub`` (with ``alpha``), ``mul``, ``div``, ``maximum``, ``minimum`` with
   numpy broadcasting and Python scalars; ``_softmax`` along any dim. Contractions and row sums
   accumulate in f32 as the library's.
 - **Types**: f32, f16 or bf16 tensors, one of them per graph; static shapes (a new shape is a new
@@ -106,14 +109,16 @@ UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.sigmoid.defa
 BINARY = {aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul", aten.div.Tensor: "div",
           aten.maximum.default: "max", aten.minimum.default: "min"}
 CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
+#: Element-wise ops with constant bounds (``clamp``'s may be None), and ``silu``.
+CLAMPS = (aten.clamp.default, aten.hardtanh.default, aten.silu.default)
 #: Layers (:mod:`.torch_nn`).
-NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim)
+NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.cat.default)
 #: Ops with several results of which the import computes the first (``getitem`` 0 takes it).
 FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default,
                   aten.max_pool2d_with_indices.default)
 #: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
 SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
-             | frozenset(FIRST_OF_TUPLE) | {aten._softmax.default, operator.getitem})
+             | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | {aten._softmax.default, operator.getitem})
 
 
 def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
@@ -162,6 +167,10 @@ def _why_not(node: Node) -> str | None:
         x, transposed = node.args[0], node.args[6]
         if transposed or len(_shape(x)) != 4:
             return "a transposed or non-2-D convolution"
+    if node.target is aten.cat.default and not all(isinstance(t, Node) for t in node.args[0]):
+        return "a non-tensor in the list"
+    if node.target in CLAMPS and any(isinstance(a, Node) for a in node.args[1:]):
+        return "tensor bounds (numbers only)"
     if node.target is aten.max_pool2d_with_indices.default and len(node.args) > 5 and node.args[5]:
         return "ceil_mode=True"
     if node.target in BINARY:
@@ -223,6 +232,8 @@ class _Builder:
 
     # -- nodes ------------------------------------------------------------------------------------------------
     def _arg(self, a):
+        if isinstance(a, (list, tuple)):
+            return [self._arg(x) for x in a]
         return self.views[a] if isinstance(a, Node) else a
 
     def _node(self, n: Node) -> View:
@@ -240,6 +251,8 @@ class _Builder:
         elif n.target in BINARY:
             alpha = n.kwargs.get("alpha", 1)
             self._binary(BINARY[n.target], args[0], args[1], out, alpha)
+        elif n.target in CLAMPS:
+            self._clamp(n.target, args, n.kwargs, out)
         elif n.target is aten._softmax.default:
             self._softmax(args[0], args[1], out)
         else:
@@ -270,6 +283,8 @@ class _Builder:
         elif target is aten.native_layer_norm.default:
             x, shape, w, b, eps = args
             torch_nn.layer_norm(k, x, len(shape), w, b, eps, out)
+        elif target is aten.cat.default:
+            torch_nn.concatenate(k, args[0], args[1] if len(args) > 1 else kwargs.get("dim", 0), out)
         elif target is aten.max_pool2d_with_indices.default:
             x, kernel = args[:2]
             stride, padding, dilation = (args[q] if len(args) > q else d for q, d in ((2, []), (3, 0), (4, 1)))
@@ -278,6 +293,25 @@ class _Builder:
             dims = args[1] if len(args) > 1 else None
             keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
             torch_nn.reduce_sum(k, args[0], dims or [], keepdim, out, mean=target is aten.mean.dim)
+
+    def _clamp(self, target, args, kwargs, out: View) -> None:
+        """``clamp(x, lo, hi)`` (either bound may be None), ``hardtanh(x, lo=-1, hi=1)``,
+        ``silu(x) = x * sigmoid(x)``."""
+        k, b = self.k, self.k.b
+        x = args[0]
+        if target is aten.hardtanh.default:
+            lo, hi = (list(args[1:]) + [-1.0, 1.0][len(args) - 1:])[:2]
+        else:
+            lo = args[1] if len(args) > 1 else kwargs.get("min")
+            hi = args[2] if len(args) > 2 else kwargs.get("max")
+        with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+            v = x.load(k, ivs)
+            if target is aten.silu.default:
+                v = b.mulf(v, emit_unary(k, "sigmoid", v))
+            else:
+                v = b.maximumf(v, k.const(float(lo))) if lo is not None else v
+                v = b.minimumf(v, k.const(float(hi))) if hi is not None else v
+            k.store(v, out.mem, ivs)
 
     def _materialized(self, v: View) -> Value:
         """A buffer holding ``v`` in its logical shape: its own, or a copy of the view."""

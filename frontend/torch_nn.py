@@ -14,7 +14,7 @@ from affine_ir.library.conv import padded_load, window_guard
 
 from .torch_views import View
 
-__all__ = ["batch_norm", "convolution", "layer_norm", "max_pool2d", "reduce_sum"]
+__all__ = ["batch_norm", "concatenate", "convolution", "layer_norm", "max_pool2d", "reduce_sum"]
 
 NEG_INF = float("-inf")
 
@@ -122,6 +122,16 @@ def reduce_sum(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View
         if mean:
             v = k.b.divf(v, k.const(float(count)))
         k.store(v, out.mem, ivs)
+
+
+def concatenate(k: Kernel, parts: Sequence[View], dim: int, out: View) -> None:
+    """``out = cat(parts, dim)``: a nest per part writing its slab of ``out`` at its offset."""
+    dim = dim % len(out.shape)
+    offset = 0
+    for part in parts:
+        with k.loops(*zip(DIM_NAMES, part.shape)) as ivs:
+            k.store(part.load(k, ivs), out.mem, [*ivs[:dim], ivs[dim] + offset, *ivs[dim + 1:]])
+        offset += part.shape[dim]
 
 
 def max_pool2d(k: Kernel, x: View, kernel, stride, padding, dilation, out: View) -> None:

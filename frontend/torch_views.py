@@ -1,9 +1,9 @@
 """Tensor views as index maps: how the PyTorch import reads a tensor without copying it.
 
 A :class:`View` is a buffer, a logical shape and a map from logical indices to the buffer's (an
-affine map of the loop indices: a permutation, a broadcast index 0, or the row-major
-delinearization of a reshape, which divides by constants). :data:`VIEWS` gives the view op of each
-ATen view overload.
+affine map of the loop indices: a permutation, a broadcast index 0, a slice's ``start + step * i``,
+a select's constant, or the row-major delinearization of a reshape, which divides by constants).
+:data:`VIEWS` gives the view op of each ATen view overload.
 """
 
 from __future__ import annotations
@@ -106,7 +106,25 @@ def _squeeze(v: View, dims) -> View:
     return v.then([v.shape[q] for q in keep], fn)
 
 
+def _slice(v: View, dim: int = 0, start=None, end=None, step: int = 1) -> View:
+    """``v[..., start:end:step, ...]`` along ``dim`` (Python's clamping of ``start``/``end``)."""
+    dim = dim % len(v.shape)
+    first, stop, step = slice(start, end, step).indices(v.shape[dim])
+    shape = list(v.shape)
+    shape[dim] = len(range(first, stop, step))
+    return v.then(shape, lambda ivs: [*ivs[:dim], ivs[dim] * step + first, *ivs[dim + 1:]])
+
+
+def _select(v: View, dim: int, index: int) -> View:
+    """``v`` at ``index`` along ``dim`` (that dim dropped)."""
+    dim = dim % len(v.shape)
+    index = index % v.shape[dim]
+    return v.then(v.shape[:dim] + v.shape[dim + 1:], lambda ivs: [*ivs[:dim], index, *ivs[dim:]])
+
+
 VIEWS: dict = {
+    aten.slice.Tensor: _slice,
+    aten.select.int: _select,
     aten.t.default: lambda v: _transpose(v, 0, 1) if len(v.shape) == 2 else v,
     aten.transpose.int: _transpose,
     aten.permute.default: _permute,

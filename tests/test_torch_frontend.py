@@ -95,6 +95,10 @@ EXACT = {
     "max_pool2d padding 1": (torch.nn.MaxPool2d(3, 2, 1), (ints(1, 2, 7, 6),)),
     "sum and mean over dims": (lambda x: x.sum((1, 3), keepdim=True) + x.mean(-1, keepdim=True), (ints(2, 3, 5, 4),)),
     "sum of everything": (lambda x: x.sum() * x, (ints(3, 4),)),
+    "cat, slice, select": (lambda x: torch.cat([x, x * 2, -x], 1)[:, 1:9:2, 0] + 1, (ints(2, 4, 3),)),
+    "slice from the end": (lambda x: x[:, -3:] * x[:, :3], (ints(2, 5),)),
+    "clamp, hardtanh (ReLU6), one-sided clamp": (lambda x: torch.clamp(x, -1, 2) + torch.nn.functional.relu6(x * 3)
+                                                 + torch.clamp(x, min=0), (ints(3, 5),)),
 }
 
 
@@ -108,7 +112,8 @@ def test_ops_import_and_match_eager_exactly_on_integer_data(name):
 
 @pytest.mark.parametrize("fn", [torch.sigmoid, torch.tanh, torch.exp, lambda x: torch.sqrt(torch.abs(x)),
                                 torch.nn.functional.gelu, lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
-                                lambda x: torch.softmax(x, -1), lambda x: torch.softmax(x.t(), 0)])
+                                lambda x: torch.softmax(x, -1), lambda x: torch.softmax(x.t(), 0),
+                                torch.nn.functional.silu])
 def test_transcendental_ops_match_eager_within_float_rounding(fn):
     x = torch.linspace(-3, 3, 24).reshape(4, 6)
     want, got = run_imported(fn, x)
