@@ -6,8 +6,9 @@ point (nothing to import first). Dynamo hands it a graph; AOT autograd lowers th
 graph (:mod:`frontend.torch_import`) and compiles it with ``runtime.compile(target="auto")``: on
 the GPU when one is usable, else through the CPU pipeline.
 
-Fallback: a graph holding an op the import cannot take runs in eager PyTorch, whole (a later step
-splits it around the op), and :func:`explain` reports every such op by name with its count and
+Fallback: a graph holding ops the import cannot take is split around them (``torch.compile``'s
+graph-break semantics within the graph): the runs of ops it imports are compiled, the others run
+in eager PyTorch, and :func:`explain` reports every op that ran eagerly by name with its count and
 the reason. Calls are checked against the shapes and dtypes the graph was compiled for (a clear
 ``ValueError`` naming the argument; ``torch.compile`` itself recompiles on a new shape).
 Results equal eager up to the order of the f32 sums (contractions; exact on integer-valued data).
@@ -27,16 +28,16 @@ import runtime
 
 from .torch_import import Imported, UnsupportedNode, import_fx, unsupported
 
-__all__ = ["affine_ir_backend", "compile_fx", "explain", "reset"]
+__all__ = ["affine_ir_backend", "compile_fx", "explain", "reset", "split_at"]
 
 _FALLBACKS: list[list[UnsupportedNode]] = []
 _COMPILED: list[Imported] = []
 
 
 def explain() -> dict:
-    """What the backend did since the last :func:`reset`: ``compiled`` (graphs imported and
-    compiled), ``fallbacks`` (graphs run in eager PyTorch), ``unsupported`` (``{op: count}`` over
-    those graphs) and ``reasons`` (``{op: why}``)."""
+    """What the backend did since the last :func:`reset`: ``compiled`` (graphs, or runs of split
+    graphs, imported and compiled), ``fallbacks`` (graphs with ops run in eager PyTorch),
+    ``unsupported`` (``{op: count}`` of those ops) and ``reasons`` (``{op: why}``)."""
     counts = Counter(n.op for nodes in _FALLBACKS for n in nodes)
     reasons = {n.op: n.reason for nodes in _FALLBACKS for n in nodes}
     return {"compiled": len(_COMPILED), "fallbacks": len(_FALLBACKS), "unsupported": dict(counts),
@@ -51,12 +52,51 @@ def reset() -> None:
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.Tensor], target: str = "auto") -> Callable:
     """A callable running the ATen graph ``gm`` as ``gm(*args)`` does (a tuple of tensors): the
-    imported program, compiled for ``target``; or ``gm`` itself (eager) when the graph holds an op
-    the import cannot take (recorded for :func:`explain`)."""
+    imported program, compiled for ``target``. A graph holding ops the import cannot take is split
+    around them (:func:`split_at`): the runs of ops it can take are compiled, the others run in
+    eager PyTorch (recorded for :func:`explain`)."""
     bad = unsupported(gm)
-    if bad:
-        _FALLBACKS.append(bad)
-        return gm.forward
+    if not bad:
+        return _compile_whole(gm, target)
+    _FALLBACKS.append(bad)
+    return split_at(gm, {n.node for n in bad}, target).forward
+
+
+def split_at(gm: torch.fx.GraphModule, eager: set[str], target: str = "auto") -> torch.fx.GraphModule:
+    """``gm`` cut into consecutive runs of nodes (program order) that are all in ``eager`` (by name)
+    or all outside it; each run outside is compiled (:func:`compile_fx`'s whole-graph path, when
+    the run imports), each run inside stays an FX submodule run by PyTorch."""
+    from torch.fx.passes.split_module import split_module
+
+    part, eager_run, parts = 0, None, {}
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if (node.name in eager) != eager_run:
+            part, eager_run = part + 1, node.name in eager
+        parts[node.name] = (part, eager_run)
+    split = split_module(gm, None, lambda n: parts[n.name][0])
+    runs = {f"submod_{p}": is_eager for p, is_eager in parts.values()}
+    for name, sub in list(split.named_children()):
+        if runs.get(name) is False and not unsupported(sub):
+            single = not isinstance(next(n for n in sub.graph.nodes if n.op == "output").args[0], (tuple, list))
+            setattr(split, name, _Part(_compile_whole(sub, target), single))
+    return split
+
+
+class _Part(torch.nn.Module):
+    """A compiled run of a split graph, returning what the FX submodule it replaces returned."""
+
+    def __init__(self, run: Callable, single: bool):
+        super().__init__()
+        self.run, self.single = run, single
+
+    def forward(self, *args):
+        out = self.run(*args)
+        return out[0] if self.single else out
+
+
+def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     imported = import_fx(gm)
     chosen = runtime.resolve_target(target)
     exe = runtime.compile(imported.module, target=chosen)

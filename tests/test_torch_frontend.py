@@ -186,6 +186,24 @@ def test_an_op_it_cannot_import_runs_eagerly_and_is_reported_by_name():
     report = torch_backend.explain()
     assert report["fallbacks"] == 1 and report["unsupported"] == {"aten.cumsum.default": 1}
     assert "no lowering" in report["reasons"]["aten.cumsum.default"]
+    assert report["compiled"] == 1  # the add after the cumsum: a run of its own, compiled
+
+
+def test_a_graph_is_split_around_the_ops_it_cannot_import():
+    """relu * 2 | cumsum | relu + 1, then a cumsum of the sum with a matmul: compiled runs and eager
+    runs alternate, the result is eager's."""
+    torch_backend.reset()
+
+    def fn(x, w):
+        y = torch.cumsum(torch.relu(x) * 2, 1)
+        return torch.cumsum(torch.relu(y) + 1, 0) @ w
+
+    gm = aten_graph(fn, ints(3, 4), ints(4, 2))
+    run = torch_backend.compile_fx(gm, [], target="cpu")
+    got = run(ints(3, 4), ints(4, 2))
+    torch.testing.assert_close(got[0], fn(ints(3, 4), ints(4, 2)))
+    report = torch_backend.explain()
+    assert report["unsupported"] == {"aten.cumsum.default": 2} and report["compiled"] == 3
 
 
 def test_unsupported_nodes_are_listed_with_the_reason_and_the_import_refuses():
