@@ -241,3 +241,20 @@ def test_gpu_the_backend_runs_cuda_tensors_in_place_and_matches_eager(dtype, tol
         got, want = fast(x), model(x)
     assert got.device.type == "cuda" and torch_backend.explain()["compiled"] == 1
     torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol * want.abs().max().item())
+
+
+def test_training_mode_gradients_equal_eager():
+    """With autograd on, AOT autograd hands over a forward graph (compiled) and a backward graph
+    (``threshold_backward`` runs eagerly: split around it): the gradients are eager's."""
+    torch_backend.reset()
+    torch._dynamo.reset()
+    model = integer_weights(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)))
+    fast = torch.compile(model, backend="affine_ir")
+    x = ints(2, 8)
+    fast(x).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).sum().backward()
+    for got, want in zip(grads, (p.grad for p in model.parameters()), strict=True):
+        torch.testing.assert_close(got, want)
+    assert torch_backend.explain()["unsupported"].get("aten.threshold_backward.default") == 1
