@@ -14,10 +14,11 @@ the library's emitters (``affine_ir.library``), so fusion and every later pass s
 - **Ops** (:data:`SUPPORTED`): ``mm``, ``addmm`` (``beta``, ``alpha``), ``bmm``; element-wise
   ``relu``, ``gelu`` (both approximations), ``sigmoid``, ``tanh``, ``exp``, ``neg``, ``abs``,
   ``sqrt``, ``silu``, ``clamp``, ``hardtanh``; ``convolution`` (any stride, padding, dilation,
-  groups), inference ``batch_norm``, ``layer_norm``, ``sum``/``mean`` over dims, ``max_pool2d``,
-  ``cat`` (:mod:`.torch_nn`); ``add``/``sub`` (with ``alpha``), ``mul``, ``div``, ``maximum``, ``minimum`` with
-  numpy broadcasting and Python scalars; ``_softmax`` along any dim. Contractions and row sums
-  accumulate in f32 as the library's.
+  groups), inference ``batch_norm``, ``layer_norm``, ``sum``/``mean``/``amax`` over dims,
+  ``max_pool2d``, ``avg_pool2d``, ``cat``, scaled dot-product attention (causal or not; the CPU's
+  and the GPU's flash/efficient forms) (:mod:`.torch_nn`); ``add``/``sub`` (with ``alpha``),
+  ``mul``, ``div``, ``maximum``, ``minimum`` with numpy broadcasting and Python scalars;
+  ``_softmax`` along any dim. Contractions and row sums accumulate in f32 as the library's.
 - **Types**: f32, f16 or bf16 tensors, one of them per graph; static shapes (a new shape is a new
   graph: ``torch.compile`` recompiles).
 
@@ -112,10 +113,14 @@ CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
 #: Element-wise ops with constant bounds (``clamp``'s may be None), and ``silu``.
 CLAMPS = (aten.clamp.default, aten.hardtanh.default, aten.silu.default)
 #: Layers (:mod:`.torch_nn`).
-NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.cat.default)
+NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.cat.default,
+          aten.amax.default, aten.avg_pool2d.default)
+#: Attention (first result: the output), on the CPU and the GPU.
+ATTENTION = (aten._scaled_dot_product_flash_attention_for_cpu.default,
+             aten._scaled_dot_product_flash_attention.default, aten._scaled_dot_product_efficient_attention.default)
 #: Ops with several results of which the import computes the first (``getitem`` 0 takes it).
 FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default,
-                  aten.max_pool2d_with_indices.default)
+                  aten.max_pool2d_with_indices.default, *ATTENTION)
 #: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
 SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
              | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | {aten._softmax.default, operator.getitem})
@@ -171,6 +176,14 @@ def _why_not(node: Node) -> str | None:
         return "a non-tensor in the list"
     if node.target in CLAMPS and any(isinstance(a, Node) for a in node.args[1:]):
         return "tensor bounds (numbers only)"
+    if node.target in ATTENTION:
+        dropout = node.args[4] if node.target is ATTENTION[2] else node.args[3] if len(node.args) > 3 else 0.0
+        if dropout or (node.target is ATTENTION[2] and node.args[3] is not None):
+            return "dropout or an attention bias"
+        if len(_shape(node.args[0])) != 4:
+            return "not [batch, heads, sequence, dim]"
+    if node.target is aten.avg_pool2d.default and len(node.args) > 4 and node.args[4]:
+        return "ceil_mode=True"
     if node.target is aten.max_pool2d_with_indices.default and len(node.args) > 5 and node.args[5]:
         return "ceil_mode=True"
     if node.target in BINARY:
@@ -283,6 +296,16 @@ class _Builder:
         elif target is aten.native_layer_norm.default:
             x, shape, w, b, eps = args
             torch_nn.layer_norm(k, x, len(shape), w, b, eps, out)
+        elif target in ATTENTION:
+            causal = args[5] if target is ATTENTION[2] else args[4] if len(args) > 4 else False
+            torch_nn.attention(k, *args[:3], kwargs.get("scale"), bool(causal), out)
+        elif target is aten.amax.default:
+            torch_nn.reduce_max(k, args[0], args[1] if len(args) > 1 else [], args[2] if len(args) > 2 else False, out)
+        elif target is aten.avg_pool2d.default:
+            x, kernel = args[:2]
+            stride, padding, _, include, divisor = (args[q] if len(args) > q else d
+                                                    for q, d in ((2, []), (3, 0), (4, False), (5, True), (6, None)))
+            torch_nn.avg_pool2d(k, x, kernel, _listed(stride), _listed(padding), include, divisor, out)
         elif target is aten.cat.default:
             torch_nn.concatenate(k, args[0], args[1] if len(args) > 1 else kwargs.get("dim", 0), out)
         elif target is aten.max_pool2d_with_indices.default:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from affine_ir.library import DIM_NAMES, Kernel, emit_contraction
+from affine_ir.library import DIM_NAMES, Kernel, emit_contraction, emit_softmax
 from affine_ir.library.conv import padded_load, window_guard
 
 from .torch_views import View
 
-__all__ = ["batch_norm", "concatenate", "convolution", "layer_norm", "max_pool2d", "reduce_sum"]
+__all__ = ["attention", "avg_pool2d", "batch_norm", "concatenate", "convolution", "layer_norm", "max_pool2d",
+           "reduce_max", "reduce_sum"]
 
 NEG_INF = float("-inf")
 
@@ -122,6 +123,75 @@ def reduce_sum(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View
         if mean:
             v = k.b.divf(v, k.const(float(count)))
         k.store(v, out.mem, ivs)
+
+
+def reduce_max(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View) -> None:
+    """``out = amax(x, dims)`` (NaN-propagating ``maximumf``, from -inf)."""
+    rank = len(x.shape)
+    dims = sorted({d % rank for d in (dims if dims else range(rank))})
+    keep = [q for q in range(rank) if q not in dims]
+    best = k.temp("max", out.shape)
+    k.fill(best, list(zip(DIM_NAMES, out.shape)), list, NEG_INF)
+    with k.loops(*zip(DIM_NAMES, x.shape)) as ivs:
+        at = [0 if q in dims else ivs[q] for q in range(rank)] if keepdim else [ivs[q] for q in keep]
+        _take_max(k, best, x, at, ivs)
+    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
+        k.store(k.load(best, ivs), out.mem, ivs)
+
+
+def attention(k: Kernel, q: View, key: View, v: View, scale: float | None, causal: bool, out: View) -> None:
+    """``out = softmax(q @ key^T * scale) @ v`` over ``[B, H, S, D]`` views (``scale`` None: ``1/sqrt(D)``;
+    ``causal``: row ``i`` sees keys ``j <= i``): the scores and probabilities in f32 temporaries, the
+    softmax the library's (masked entries neither read nor written), the second product guarded."""
+    b_, h_, s_, d_ = q.shape
+    skv, dv = key.shape[2], v.shape[3]
+    scale = 1.0 / math.sqrt(d_) if scale is None else scale
+    scores, probs = k.temp("scores", (b_, h_, s_, skv)), k.temp("probs", (b_, h_, s_, skv))
+    rows = [("b", b_), ("h", h_), ("i", s_)]
+    emit_contraction(k, scores, [*rows, ("j", skv)], [("d", d_)], lambda ivs: list(ivs[:4]),
+                     lambda ivs: [q.load(k, [*ivs[:3], ivs[4]]), key.load(k, [*ivs[:2], ivs[3], ivs[4]])], init=0.0,
+                     guard=(lambda ivs: [ivs[3] <= ivs[2]]) if causal else None)
+    mx, sm = k.temp("max", (b_, h_, s_)), k.temp("sum", (b_, h_, s_))
+    emit_softmax(k, scores, probs, rows, ("j", skv), lambda r, a: [*r, a], list, mx, sm, scale=k.const(scale),
+                 axis_upper=(lambda r: r[2] + 1) if causal else None)
+    acc = k.accumulator(out.mem, out.shape)
+    emit_contraction(k, acc, [*rows, ("e", dv)], [("j", skv)], lambda ivs: list(ivs[:4]),
+                     lambda ivs: [k.load(probs, [*ivs[:3], ivs[4]]), v.load(k, [*ivs[:2], ivs[4], ivs[3]])], init=0.0,
+                     guard=(lambda ivs: [ivs[4] <= ivs[2]]) if causal else None)
+    if acc is not out.mem:
+        with k.loops(*rows, ("e", dv)) as ivs:
+            k.store(k.load(acc, ivs), out.mem, ivs)
+
+
+def avg_pool2d(k: Kernel, x: View, kernel, stride, padding, count_include_pad: bool, divisor, out: View) -> None:
+    """``out[n, c, h, w] =`` the window's sum over its size (``count_include_pad``: the whole window;
+    else the taps inside the input, counted as they are summed; ``divisor`` when given), in f32."""
+    (kh_, kw_), (sh, sw), (ph, pw) = _pairs(kernel, stride or kernel, padding)
+    H, W = x.shape[2:]
+    loops = list(zip(("n", "c", "h", "w"), out.shape))
+    total = k.temp("sum", out.shape)
+    k.fill(total, loops, list, 0.0)
+    counted = not (divisor or count_include_pad or (ph, pw) == (0, 0))
+    taps = k.temp("taps", out.shape) if counted else None
+    if counted:
+        k.fill(taps, loops, list, 0.0)
+    with k.loops(*loops, ("kh", kh_), ("kw", kw_)) as (n, c, h, w, kh, kw):
+        conds = window_guard(k, h, w, kh, kw, H, W, (sh, sw), (ph, pw), (1, 1))
+        tap = [n, c, h * sh + kh - ph, w * sw + kw - pw]
+        if conds:
+            with k.b.affine_if(*conds):
+                _add_tap(k, total, taps, x, [n, c, h, w], tap)
+        else:
+            _add_tap(k, total, taps, x, [n, c, h, w], tap)
+    with k.loops(*loops) as ivs:
+        count = k.load(taps, ivs) if counted else k.const(float(divisor or kh_ * kw_))
+        k.store(k.b.divf(k.load(total, ivs), count), out.mem, ivs)
+
+
+def _add_tap(k: Kernel, total, taps, x: View, at: list, tap: list) -> None:
+    k.update(total, at, lambda s: k.b.addf(s, x.load(k, tap)))
+    if taps is not None:
+        k.update(taps, at, lambda s: k.b.addf(s, k.const(1.0)))
 
 
 def concatenate(k: Kernel, parts: Sequence[View], dim: int, out: View) -> None:

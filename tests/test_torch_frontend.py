@@ -97,6 +97,10 @@ EXACT = {
     "sum of everything": (lambda x: x.sum() * x, (ints(3, 4),)),
     "cat, slice, select": (lambda x: torch.cat([x, x * 2, -x], 1)[:, 1:9:2, 0] + 1, (ints(2, 4, 3),)),
     "slice from the end": (lambda x: x[:, -3:] * x[:, :3], (ints(2, 5),)),
+    "amax": (lambda x: x.amax(-1, keepdim=True) - x.amax((0, 2)), (ints(3, 4, 5),)),
+    "avg_pool2d (divides by 4)": (torch.nn.AvgPool2d(2), (ints(1, 2, 6, 4),)),
+    "avg_pool2d padded, taps inside counted": (torch.nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+                                               (ints(1, 2, 5, 5, lo=0, hi=1),)),
     "clamp, hardtanh (ReLU6), one-sided clamp": (lambda x: torch.clamp(x, -1, 2) + torch.nn.functional.relu6(x * 3)
                                                  + torch.clamp(x, min=0), (ints(3, 5),)),
 }
@@ -133,6 +137,14 @@ def test_normalizations_match_eager_within_float_rounding(layer):
     x = torch.linspace(-3, 3, 2 * 3 * 6 * (2 if isinstance(layer, torch.nn.BatchNorm2d) else 1))
     x = x.reshape(2, 3, 2, 6) if isinstance(layer, torch.nn.BatchNorm2d) else x.reshape(2, 3, 6)
     want, got = run_imported(layer.eval(), x)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_scaled_dot_product_attention_matches_eager(causal):
+    q, key, v = (torch.linspace(-1, 1, 2 * 3 * 5 * 8).reshape(2, 3, 5, 8) * s for s in (1.0, -0.5, 2.0))
+    want, got = run_imported(
+        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal), q, key, v)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
 
 
