@@ -6,7 +6,7 @@ inputs, then one output memref per graph output, written in place: each op is a 
 the library's emitters (``affine_ir.library``), so fusion and every later pass see one program.
 
 - **Views without copies**: ``t``, ``transpose``, ``permute``, ``view``/``reshape``/
-  ``_unsafe_view``, ``expand``, ``unsqueeze``, ``squeeze``, ``slice``, ``select``, ``alias``,
+  ``_unsafe_view``, ``expand``, ``unsqueeze``, ``squeeze``, ``slice``, ``select``, ``split``, ``alias``,
   ``detach``, ``clone`` and ``contiguous`` build no nest (:mod:`.torch_views`): they change how
   later ops index the buffer (an affine map of the logical indices: a permutation, a broadcast
   index 0, a slice's ``start + step * i``, a select's constant, or the row-major delinearization of
@@ -50,7 +50,7 @@ from affine_ir.library import (
 )
 
 from . import torch_nn
-from .torch_views import VIEWS, View, expand
+from .torch_views import SPLITS, VIEWS, View, expand
 
 __all__ = ["SUPPORTED", "Imported", "UnsupportedGraph", "UnsupportedNode", "import_fx", "unsupported"]
 
@@ -123,7 +123,8 @@ FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native
                   aten.max_pool2d_with_indices.default, *ATTENTION)
 #: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
 SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
-             | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | {aten._softmax.default, operator.getitem})
+             | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | frozenset(SPLITS)
+             | {aten._softmax.default, operator.getitem})
 
 
 def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
@@ -161,8 +162,10 @@ def _why_not(node: Node) -> str | None:
         return "no lowering for this op yet"
     if node.target is operator.getitem:
         src, item = node.args
-        ok = isinstance(src, Node) and src.target in FIRST_OF_TUPLE and item == 0
+        ok = isinstance(src, Node) and (src.target in SPLITS or src.target in FIRST_OF_TUPLE and item == 0)
         return None if ok else f"result #{item} of {_op_name(src) if isinstance(src, Node) else src!r}"
+    if node.target in SPLITS:
+        return None
     if node.target in FIRST_OF_TUPLE:
         used = {u.args[1] for u in node.users if u.target is operator.getitem}
         return None if used <= {0} else f"uses its results {sorted(used)} (only the first is imported)"
@@ -251,10 +254,13 @@ class _Builder:
 
     def _node(self, n: Node) -> View:
         if n.target is operator.getitem:
-            return self.views[n.args[0]]
+            src = self.views[n.args[0]]
+            return src[n.args[1]] if isinstance(src, list) else src
         args = [self._arg(a) for a in n.args]
         if n.target in VIEWS:
             return VIEWS[n.target](*args)
+        if n.target in SPLITS:
+            return SPLITS[n.target](*args)
         out = self._buffer(n)
         if n.target in NN_OPS or n.target in FIRST_OF_TUPLE:
             self._layer(n.target, args, n.kwargs, out)

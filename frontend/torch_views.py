@@ -17,7 +17,7 @@ import torch
 from affine_ir.core import Value
 from affine_ir.library import Kernel
 
-__all__ = ["VIEWS", "View", "expand"]
+__all__ = ["SPLITS", "VIEWS", "View", "expand"]
 
 aten = torch.ops.aten
 
@@ -121,6 +121,20 @@ def _select(v: View, dim: int, index: int) -> View:
     index = index % v.shape[dim]
     return v.then(v.shape[:dim] + v.shape[dim + 1:], lambda ivs: [*ivs[:dim], index, *ivs[dim:]])
 
+
+def _split(v: View, sizes, dim: int = 0) -> list[View]:
+    """``split`` (``sizes`` an int: pieces of that size, the last smaller) and ``split_with_sizes``:
+    slices of ``v`` along ``dim``."""
+    dim = dim % len(v.shape)
+    extent = v.shape[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, extent - start) for start in range(0, extent, sizes)]
+    starts = [sum(sizes[:q]) for q in range(len(sizes))]
+    return [_slice(v, dim, start, start + size) for start, size in zip(starts, sizes)]
+
+
+#: The ops giving a list of views (``getitem`` takes one).
+SPLITS: dict = {aten.split.Tensor: _split, aten.split_with_sizes.default: _split}
 
 VIEWS: dict = {
     aten.slice.Tensor: _slice,

@@ -188,6 +188,37 @@ def test_torch_compile_backend_runs_a_small_cnn_on_the_cpu_and_matches_eager():
                                                          "reasons": {}}
 
 
+class GPT2Block(torch.nn.Module):
+    """A GPT-2 style decoder block: pre-norm causal attention and a tanh-GELU MLP, with residuals."""
+
+    def __init__(self, d: int = 64, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+def test_torch_compile_backend_runs_a_gpt2_block_whole():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    block = GPT2Block().eval()
+    x = torch.randn(2, 8, 64)
+    with torch.no_grad():
+        got, want = torch.compile(block, backend="affine_ir")(x), block(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert torch_backend.explain()["fallbacks"] == 0  # split, views, layer norm, attention: all imported
+
+
 def test_an_op_it_cannot_import_runs_eagerly_and_is_reported_by_name():
     torch_backend.reset()
     torch._dynamo.reset()
