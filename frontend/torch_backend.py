@@ -4,7 +4,8 @@
 point (nothing to import first). Dynamo hands it a graph; AOT autograd lowers that to ATen ops
 (parameters become inputs: passed as arguments, not copied); :func:`compile_fx` imports the ATen
 graph (:mod:`frontend.torch_import`) and compiles it with ``runtime.compile(target="auto")``: on
-the GPU when one is usable, else through the CPU pipeline.
+the GPU when one is usable (the GPU pipeline without cross-op loop fusion, see :func:`compile_fx`),
+else through the CPU pipeline (with it).
 
 Fallback: a graph holding ops the import cannot take is split around them (``torch.compile``'s
 graph-break semantics within the graph): the runs of ops it imports are compiled, the others run
@@ -25,6 +26,7 @@ from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
 import runtime
+from transforms.pipelines import gpu_pipeline
 
 from .torch_import import Imported, UnsupportedNode, import_fx, unsupported
 
@@ -99,7 +101,12 @@ class _Part(torch.nn.Module):
 def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     imported = import_fx(gm)
     chosen = runtime.resolve_target(target)
-    exe = runtime.compile(imported.module, target=chosen)
+    # On the GPU, no loop fusion across the graph's ops (yet): the fusion pass, made for one library
+    # op, fuses a block's contractions into each other and leaves grids of 2 threads (a GPT-2 block:
+    # 2 kernels, neither on the matrix units); unfused, each contraction is its own kernel on the
+    # matrix units or the SIMT schedule (29 kernels, the 4 linear layers on mma.sync).
+    pipeline = gpu_pipeline(fuse=False) if chosen == "cuda" else None
+    exe = runtime.compile(imported.module, target=chosen, pipeline=pipeline)
     _COMPILED.append(imported)
     return _Runner(imported, exe, chosen == "cuda")
 

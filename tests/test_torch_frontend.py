@@ -301,3 +301,15 @@ def test_training_mode_gradients_equal_eager():
     for got, want in zip(grads, (p.grad for p in model.parameters()), strict=True):
         torch.testing.assert_close(got, want)
     assert torch_backend.explain()["unsupported"].get("aten.threshold_backward.default") == 1
+
+
+def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the_matrix_units():
+    """No GPU needed: NVRTC compiles the CUDA C. A GPT-2 block in f16: the 4 linear layers go to
+    ``gpu-map-mma`` (fused across ops, they would be two 2-thread kernels)."""
+    pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
+    torch.manual_seed(0)
+    gm = aten_graph(GPT2Block().half().eval(), torch.randn(2, 8, 64).half())
+    run = torch_backend.compile_fx(gm, [], target="cuda")
+    applied = [str(d) for t in run.exe.trace for d in t.decisions if str(d).startswith("gpu-map-mma: applied")]
+    assert len(applied) == 4, applied
+    assert len(run.exe.program.kernels) > 20
