@@ -125,10 +125,9 @@ class _Runner:
                 raise ValueError(f"argument #{q}: expected a tensor of shape {shape} and dtype {dtype}, got {got}")
         device = args[0].device if args else torch.device("cpu")
         outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.imported.outputs]
-        if self.on_gpu:
-            self.exe(*[a.contiguous() for a in args], *outs)
-            return tuple(outs)
-        self.exe(*[_numpy(a) for a in args], *[_numpy(o) for o in outs])  # the outputs' memory, written in place
+        # the GPU takes the tensors in place (DLPack); the CPU numpy views of their memory
+        as_array = torch.Tensor.contiguous if self.on_gpu else _numpy
+        self.exe(*map(as_array, args), *map(as_array, outs))
         return tuple(outs)
 
 

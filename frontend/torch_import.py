@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import torch
 from torch.fx import GraphModule, Node
+from torch.fx.operator_schemas import normalize_function
 
 from affine_ir.core import Value
 from affine_ir.dialects.builtin import ModuleOp
@@ -104,6 +105,12 @@ def _op_name(node: Node) -> str:
     return str(t) if isinstance(t, torch._ops.OpOverload) else str(getattr(t, "__name__", t))
 
 
+def _named(node: Node) -> dict:
+    """An ATen call's arguments by their schema's names, defaults filled in (``self`` is ``input``)."""
+    return dict(normalize_function(node.target, tuple(node.args), dict(node.kwargs),
+                                   normalize_to_only_use_kwargs=True).kwargs)
+
+
 UNARY = {aten.relu.default: "relu", aten.gelu.default: "gelu", aten.sigmoid.default: "sigmoid",
          aten.tanh.default: "tanh", aten.exp.default: "exp", aten.neg.default: "neg", aten.abs.default: "abs",
          aten.sqrt.default: "sqrt"}
@@ -164,39 +171,38 @@ def _why_not(node: Node) -> str | None:
         src, item = node.args
         ok = isinstance(src, Node) and (src.target in SPLITS or src.target in FIRST_OF_TUPLE and item == 0)
         return None if ok else f"result #{item} of {_op_name(src) if isinstance(src, Node) else src!r}"
-    if node.target in SPLITS:
+    if node.target in SPLITS or node.target in VIEWS:
         return None
     if node.target in FIRST_OF_TUPLE:
         used = {u.args[1] for u in node.users if u.target is operator.getitem}
-        return None if used <= {0} else f"uses its results {sorted(used)} (only the first is imported)"
-    if not isinstance(node.meta.get("val"), torch.Tensor):
+        if not used <= {0}:
+            return f"uses its results {sorted(used)} (only the first is imported)"
+    elif not isinstance(node.meta.get("val"), torch.Tensor):
         return "its result is not one tensor"
-    if node.target is aten.convolution.default:
-        x, transposed = node.args[0], node.args[6]
-        if transposed or len(_shape(x)) != 4:
-            return "a transposed or non-2-D convolution"
-    if node.target is aten.cat.default and not all(isinstance(t, Node) for t in node.args[0]):
+    return _argument_problem(node.target, _named(node))
+
+
+def _argument_problem(target, a: dict) -> str | None:
+    """Why the arguments ``a`` of an op the import takes are ones it does not (None: they are fine)."""
+    if target is aten.convolution.default and (a["transposed"] or len(_shape(a["input"])) != 4):
+        return "a transposed or non-2-D convolution"
+    if target is aten.cat.default and not all(isinstance(t, Node) for t in a["tensors"]):
         return "a non-tensor in the list"
-    if node.target in CLAMPS and any(isinstance(a, Node) for a in node.args[1:]):
+    if target in CLAMPS and any(isinstance(v, Node) for name, v in a.items() if name != "input"):
         return "tensor bounds (numbers only)"
-    if node.target in ATTENTION:
-        dropout = node.args[4] if node.target is ATTENTION[2] else node.args[3] if len(node.args) > 3 else 0.0
-        if dropout or (node.target is ATTENTION[2] and node.args[3] is not None):
+    if target in ATTENTION:
+        if a["dropout_p"] or a.get("attn_bias") is not None:
             return "dropout or an attention bias"
-        if len(_shape(node.args[0])) != 4:
+        if len(_shape(a["query"])) != 4:
             return "not [batch, heads, sequence, dim]"
-    if node.target is aten.avg_pool2d.default and len(node.args) > 4 and node.args[4]:
+    if a.get("ceil_mode"):
         return "ceil_mode=True"
-    if node.target is aten.max_pool2d_with_indices.default and len(node.args) > 5 and node.args[5]:
-        return "ceil_mode=True"
-    if node.target in BINARY:
-        other = node.args[1]
-        if not isinstance(other, (Node, int, float)):
-            return f"operand {other!r} is not a tensor or a number"
-    if node.target is aten._softmax.default and node.args[2]:
+    if target in BINARY and not isinstance(a["other"], (Node, int, float)):
+        return f"operand {a['other']!r} is not a tensor or a number"
+    if target is aten._softmax.default and a["half_to_float"]:
         return "half_to_float=True (an f32 result of f16 input)"
-    if node.target is aten.gelu.default and node.kwargs.get("approximate", "none") not in ("none", "tanh"):
-        return f"gelu approximate={node.kwargs['approximate']!r}"
+    if target is aten.gelu.default and a["approximate"] not in ("none", "tanh"):
+        return f"gelu approximate={a['approximate']!r}"
     return None
 
 
@@ -256,26 +262,22 @@ class _Builder:
         if n.target is operator.getitem:
             src = self.views[n.args[0]]
             return src[n.args[1]] if isinstance(src, list) else src
-        args = [self._arg(a) for a in n.args]
-        if n.target in VIEWS:
-            return VIEWS[n.target](*args)
-        if n.target in SPLITS:
-            return SPLITS[n.target](*args)
+        if n.target in VIEWS or n.target in SPLITS:
+            return {**VIEWS, **SPLITS}[n.target](*self._arg(n.args))
+        a = {name: self._arg(v) for name, v in _named(n).items()}
         out = self._buffer(n)
         if n.target in NN_OPS or n.target in FIRST_OF_TUPLE:
-            self._layer(n.target, args, n.kwargs, out)
-            return out
-        if n.target in UNARY:
-            self._unary(UNARY[n.target], args[0], out, n.kwargs.get("approximate", "none"))
+            self._layer(n.target, a, out)
+        elif n.target in UNARY:
+            self._unary(UNARY[n.target], a["input"], out, a.get("approximate", "none"))
         elif n.target in BINARY:
-            alpha = n.kwargs.get("alpha", 1)
-            self._binary(BINARY[n.target], args[0], args[1], out, alpha)
+            self._binary(BINARY[n.target], a["input"], a["other"], out, a.get("alpha", 1))
         elif n.target in CLAMPS:
-            self._clamp(n.target, args, n.kwargs, out)
+            self._clamp(n.target, a, out)
         elif n.target is aten._softmax.default:
-            self._softmax(args[0], args[1], out)
+            self._softmax(a["input"], a["dim"], out)
         else:
-            self._contraction(n.target, args, n.kwargs, out)
+            self._contraction(n.target, a, out)
         return out
 
     def _buffer(self, n: Node) -> View:
@@ -291,50 +293,38 @@ class _Builder:
         with k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
             k.store(src.load(k, ivs), dst, ivs)
 
-    def _layer(self, target, args, kwargs, out: View) -> None:
+    def _layer(self, target, a: dict, out: View) -> None:
         k = self.k
         if target is aten.convolution.default:
-            x, w, bias, stride, padding, dilation, _, _, groups = args
-            torch_nn.convolution(k, x, w, bias, out, stride, padding, dilation, groups)
+            torch_nn.convolution(k, a["input"], a["weight"], a["bias"], out, a["stride"], a["padding"], a["dilation"],
+                                 a["groups"])
         elif target is aten._native_batch_norm_legit_no_training.default:
-            x, w, b, mean, var, _, eps = args
-            torch_nn.batch_norm(k, x, w, b, mean, var, eps, out)
+            torch_nn.batch_norm(k, a["input"], a["weight"], a["bias"], a["running_mean"], a["running_var"], a["eps"],
+                                out)
         elif target is aten.native_layer_norm.default:
-            x, shape, w, b, eps = args
-            torch_nn.layer_norm(k, x, len(shape), w, b, eps, out)
+            torch_nn.layer_norm(k, a["input"], len(a["normalized_shape"]), a["weight"], a["bias"], a["eps"], out)
         elif target in ATTENTION:
-            causal = args[5] if target is ATTENTION[2] else args[4] if len(args) > 4 else False
-            torch_nn.attention(k, *args[:3], kwargs.get("scale"), bool(causal), out)
+            torch_nn.attention(k, a["query"], a["key"], a["value"], a["scale"], bool(a["is_causal"]), out)
         elif target is aten.amax.default:
-            torch_nn.reduce_max(k, args[0], args[1] if len(args) > 1 else [], args[2] if len(args) > 2 else False, out)
+            torch_nn.reduce_max(k, a["input"], a["dim"], a["keepdim"], out)
         elif target is aten.avg_pool2d.default:
-            x, kernel = args[:2]
-            stride, padding, _, include, divisor = (args[q] if len(args) > q else d
-                                                    for q, d in ((2, []), (3, 0), (4, False), (5, True), (6, None)))
-            torch_nn.avg_pool2d(k, x, kernel, _listed(stride), _listed(padding), include, divisor, out)
+            torch_nn.avg_pool2d(k, a["input"], a["kernel_size"], a["stride"], a["padding"], a["count_include_pad"],
+                                a["divisor_override"], out)
         elif target is aten.cat.default:
-            torch_nn.concatenate(k, args[0], args[1] if len(args) > 1 else kwargs.get("dim", 0), out)
+            torch_nn.concatenate(k, a["tensors"], a["dim"], out)
         elif target is aten.max_pool2d_with_indices.default:
-            x, kernel = args[:2]
-            stride, padding, dilation = (args[q] if len(args) > q else d for q, d in ((2, []), (3, 0), (4, 1)))
-            torch_nn.max_pool2d(k, x, kernel, _listed(stride), _listed(padding), _listed(dilation), out)
+            torch_nn.max_pool2d(k, a["input"], a["kernel_size"], a["stride"], a["padding"], a["dilation"], out)
         else:
-            dims = args[1] if len(args) > 1 else None
-            keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
-            torch_nn.reduce_sum(k, args[0], dims or [], keepdim, out, mean=target is aten.mean.dim)
+            torch_nn.reduce_sum(k, a["input"], a.get("dim") or [], a.get("keepdim", False), out,
+                                mean=target is aten.mean.dim)
 
-    def _clamp(self, target, args, kwargs, out: View) -> None:
-        """``clamp(x, lo, hi)`` (either bound may be None), ``hardtanh(x, lo=-1, hi=1)``,
+    def _clamp(self, target, a: dict, out: View) -> None:
+        """``clamp(x, min, max)`` (either may be None), ``hardtanh(x, min_val, max_val)``,
         ``silu(x) = x * sigmoid(x)``."""
         k, b = self.k, self.k.b
-        x = args[0]
-        if target is aten.hardtanh.default:
-            lo, hi = (list(args[1:]) + [-1.0, 1.0][len(args) - 1:])[:2]
-        else:
-            lo = args[1] if len(args) > 1 else kwargs.get("min")
-            hi = args[2] if len(args) > 2 else kwargs.get("max")
+        lo, hi = a.get("min", a.get("min_val")), a.get("max", a.get("max_val"))
         with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
-            v = x.load(k, ivs)
+            v = a["input"].load(k, ivs)
             if target is aten.silu.default:
                 v = b.mulf(v, emit_unary(k, "sigmoid", v))
             else:
@@ -381,15 +371,14 @@ class _Builder:
         broadcast_shape(a.shape, shape)  # raises on shapes that do not broadcast
         return expand(a, list(shape)).load(self.k, ivs)
 
-    def _contraction(self, target, args, kwargs, out: View) -> None:
+    def _contraction(self, target, args: dict, out: View) -> None:
         """``mm``/``bmm``: ``out = a @ b``; ``addmm``: ``out = beta * bias + alpha * (a @ b)``: the
         products summed in f32 (a temporary for f16/bf16), then scaled, biased and rounded."""
         k = self.k
         if target is aten.addmm.default:
-            bias, a, b = args[:3]
-            beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+            bias, a, b, beta, alpha = (args[name] for name in ("input", "mat1", "mat2", "beta", "alpha"))
         else:
-            (a, b), bias, beta, alpha = args[:2], None, 0, 1
+            (a, b), bias, beta, alpha = (args["input"], args["mat2"]), None, 0, 1
         batch = list(out.shape[:-2])
         m, n = out.shape[-2:]
         depth = a.shape[-1]
@@ -410,6 +399,3 @@ class _Builder:
                 v = k.b.addf(v, t if beta == 1 else k.b.mulf(t, k.const(float(beta))))
             k.store(v, out.mem, ivs)
 
-
-def _listed(v) -> list:
-    return list(v) if isinstance(v, (list, tuple)) else [v]

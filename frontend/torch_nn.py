@@ -21,7 +21,9 @@ NEG_INF = float("-inf")
 
 
 def _pairs(*values) -> list[tuple[int, int]]:
-    return [tuple(v) if len(v) == 2 else (v[0], v[0]) for v in values]
+    """Each of ``values`` (an int, or a list of one or two ints: ATen's ``int[2]``) as an (h, w) pair."""
+    lists = [[v] if isinstance(v, int) else list(v) for v in values]
+    return [(v[0], v[-1]) for v in lists]
 
 
 def convolution(k: Kernel, x: View, w: View, bias: View | None, out: View, stride, padding, dilation,
@@ -104,39 +106,39 @@ def layer_norm(k: Kernel, x: View, dims: int, weight: View | None, bias: View | 
         k.store(y, out.mem, ivs)
 
 
-def reduce_sum(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View, mean: bool = False) -> None:
-    """``out = sum(x, dims)`` (``mean``: divided by the count), summed in f32 (a temporary for
-    f16/bf16 outputs)."""
-    rank = len(x.shape)
+def _reduction(rank: int, dims: Sequence[int], keepdim: bool):
+    """The reduced dims of a reduction over ``dims`` (all when empty) and the map from the input's
+    indices to the output's (0 on reduced dims kept, dropped otherwise)."""
     dims = sorted({d % rank for d in (dims if dims else range(rank))})
     keep = [q for q in range(rank) if q not in dims]
-    acc = k.accumulator(out.mem, out.shape)
 
     def out_index(ivs):
         return [0 if q in dims else ivs[q] for q in range(rank)] if keepdim else [ivs[q] for q in keep]
 
-    k.fill(acc, list(zip(DIM_NAMES, out.shape)), list, 0.0)
+    return dims, out_index
+
+
+def reduce_sum(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View, mean: bool = False) -> None:
+    """``out = sum(x, dims)`` (``mean``: divided by the count), summed in f32 (a temporary for
+    f16/bf16 outputs)."""
+    dims, out_index = _reduction(len(x.shape), dims, keepdim)
+    acc = k.accumulator(out.mem, out.shape)
+    loops = list(zip(DIM_NAMES, out.shape))
+    k.fill(acc, loops, list, 0.0)
     emit_contraction(k, acc, list(zip(DIM_NAMES, x.shape)), [], out_index, lambda ivs: [x.load(k, ivs)])
-    count = math.prod(x.shape[q] for q in dims)
-    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
-        v = k.load(acc, ivs)
-        if mean:
-            v = k.b.divf(v, k.const(float(count)))
-        k.store(v, out.mem, ivs)
+    count = k.const(float(math.prod(x.shape[q] for q in dims)))
+    k.copy_out(acc, out.mem, loops, list, (lambda v: k.b.divf(v, count)) if mean else None)
 
 
 def reduce_max(k: Kernel, x: View, dims: Sequence[int], keepdim: bool, out: View) -> None:
     """``out = amax(x, dims)`` (NaN-propagating ``maximumf``, from -inf)."""
-    rank = len(x.shape)
-    dims = sorted({d % rank for d in (dims if dims else range(rank))})
-    keep = [q for q in range(rank) if q not in dims]
+    _, out_index = _reduction(len(x.shape), dims, keepdim)
+    loops = list(zip(DIM_NAMES, out.shape))
     best = k.temp("max", out.shape)
-    k.fill(best, list(zip(DIM_NAMES, out.shape)), list, NEG_INF)
+    k.fill(best, loops, list, NEG_INF)
     with k.loops(*zip(DIM_NAMES, x.shape)) as ivs:
-        at = [0 if q in dims else ivs[q] for q in range(rank)] if keepdim else [ivs[q] for q in keep]
-        _take_max(k, best, x, at, ivs)
-    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
-        k.store(k.load(best, ivs), out.mem, ivs)
+        _take_max(k, best, x, out_index(ivs), ivs)
+    k.copy_out(best, out.mem, loops, list)
 
 
 def attention(k: Kernel, q: View, key: View, v: View, scale: float | None, causal: bool, out: View) -> None:
@@ -158,9 +160,7 @@ def attention(k: Kernel, q: View, key: View, v: View, scale: float | None, causa
     emit_contraction(k, acc, [*rows, ("e", dv)], [("j", skv)], lambda ivs: list(ivs[:4]),
                      lambda ivs: [k.load(probs, [*ivs[:3], ivs[4]]), v.load(k, [*ivs[:2], ivs[4], ivs[3]])], init=0.0,
                      guard=(lambda ivs: [ivs[4] <= ivs[2]]) if causal else None)
-    if acc is not out.mem:
-        with k.loops(*rows, ("e", dv)) as ivs:
-            k.store(k.load(acc, ivs), out.mem, ivs)
+    k.copy_out(acc, out.mem, [*rows, ("e", dv)], list)
 
 
 def avg_pool2d(k: Kernel, x: View, kernel, stride, padding, count_include_pad: bool, divisor, out: View) -> None:
@@ -175,14 +175,8 @@ def avg_pool2d(k: Kernel, x: View, kernel, stride, padding, count_include_pad: b
     taps = k.temp("taps", out.shape) if counted else None
     if counted:
         k.fill(taps, loops, list, 0.0)
-    with k.loops(*loops, ("kh", kh_), ("kw", kw_)) as (n, c, h, w, kh, kw):
-        conds = window_guard(k, h, w, kh, kw, H, W, (sh, sw), (ph, pw), (1, 1))
-        tap = [n, c, h * sh + kh - ph, w * sw + kw - pw]
-        if conds:
-            with k.b.affine_if(*conds):
-                _add_tap(k, total, taps, x, [n, c, h, w], tap)
-        else:
-            _add_tap(k, total, taps, x, [n, c, h, w], tap)
+    _over_windows(k, out.shape, (kh_, kw_), (sh, sw), (ph, pw), (1, 1), (H, W),
+                  lambda at, tap: _add_tap(k, total, taps, x, at, tap))
     with k.loops(*loops) as ivs:
         count = k.load(taps, ivs) if counted else k.const(float(divisor or kh_ * kw_))
         k.store(k.b.divf(k.load(total, ivs), count), out.mem, ivs)
@@ -210,17 +204,23 @@ def max_pool2d(k: Kernel, x: View, kernel, stride, padding, dilation, out: View)
     H, W = x.shape[2:]
     best = k.temp("max", out.shape)
     k.fill(best, list(zip(DIM_NAMES, out.shape)), list, NEG_INF)
-    with k.loops(("n", out.shape[0]), ("c", out.shape[1]), ("h", out.shape[2]), ("w", out.shape[3]),
-                 ("kh", kh_), ("kw", kw_)) as (n, c, h, w, kh, kw):
-        conds = window_guard(k, h, w, kh, kw, H, W, (sh, sw), (ph, pw), (dh, dw))
-        ih, iw = h * sh + kh * dh - ph, w * sw + kw * dw - pw
+    _over_windows(k, out.shape, (kh_, kw_), (sh, sw), (ph, pw), (dh, dw), (H, W),
+                  lambda at, tap: _take_max(k, best, x, at, tap))
+    k.copy_out(best, out.mem, list(zip(DIM_NAMES, out.shape)), list)
+
+
+def _over_windows(k: Kernel, out_shape, kernel, stride, pad, dil, extent, take) -> None:
+    """A nest over the outputs ``(n, c, h, w)`` and their window's taps ``(kh, kw)`` calling
+    ``take(output index, input index)`` for each tap inside the input (the others skipped)."""
+    with k.loops(*zip(("n", "c", "h", "w"), out_shape), ("kh", kernel[0]), ("kw", kernel[1])) as ivs:
+        n, c, h, w, kh, kw = ivs
+        conds = window_guard(k, h, w, kh, kw, *extent, stride, pad, dil)
+        tap = [n, c, h * stride[0] + kh * dil[0] - pad[0], w * stride[1] + kw * dil[1] - pad[1]]
         if conds:
             with k.b.affine_if(*conds):
-                _take_max(k, best, x, [n, c, h, w], [n, c, ih, iw])
+                take([n, c, h, w], tap)
         else:
-            _take_max(k, best, x, [n, c, h, w], [n, c, ih, iw])
-    with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
-        k.store(k.load(best, ivs), out.mem, ivs)
+            take([n, c, h, w], tap)
 
 
 

@@ -17,7 +17,17 @@ from affine_ir.dialects import arith as arith_d
 from affine_ir.dialects.gpu import LaunchOp, TerminatorOp
 from affine_ir.testing import programs_with_inputs
 from affine_ir.types import index
-from codegen.cuda import CudaProgram, EmitError, HostRole, KernelParam, KernelSpec, emit, host_loop_range, host_role
+from codegen.cuda import (
+    CudaProgram,
+    EmitError,
+    HostRole,
+    KernelParam,
+    KernelSpec,
+    emit,
+    host_if_branch,
+    host_loop_range,
+    host_role,
+)
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
 
@@ -707,19 +717,18 @@ def gpu_run(program: CudaProgram, args: list) -> None:
 
         def run_host(ops) -> None:  # launches in program order, host loops iterated, host ifs decided
             for op in ops:
+                role = host_role(op)
                 if op in specs:
                     launch(specs[op])
-                elif host_role(op) is HostRole.LOOP:
+                elif role is HostRole.LOOP:
                     for iv in host_loop_range(op, env):
                         env[op.induction_var] = iv
                         run_host(op.body.ops)
-                elif host_role(op) is HostRole.IF:
-                    cond, vals = op.condition, [_host_index(v, env) for v in op.operands]
-                    taken = cond.contains(vals[:cond.num_dims], vals[cond.num_dims:])
-                    branch = op.then_block if taken else op.else_block
+                elif role is HostRole.IF:
+                    branch = host_if_branch(op, {v: _host_index(v, env) for v in op.operands})
                     if branch is not None:
                         run_host(branch.ops)
-                elif host_role(op) not in (HostRole.VALUE, HostRole.ALLOCATE, HostRole.FREE, HostRole.RETURN):
+                elif role not in (HostRole.VALUE, HostRole.ALLOCATE, HostRole.FREE, HostRole.RETURN):
                     raise NotImplementedError(f"gpu_run: host op {op.name}")  # never skipped silently
 
         run_host(f.body.ops)

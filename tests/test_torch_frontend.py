@@ -4,6 +4,9 @@ eager fallback for ops it cannot import, reported by name."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -188,30 +191,23 @@ def test_torch_compile_backend_runs_a_small_cnn_on_the_cpu_and_matches_eager():
                                                          "reasons": {}}
 
 
-class GPT2Block(torch.nn.Module):
-    """A GPT-2 style decoder block: pre-norm causal attention and a tanh-GELU MLP, with residuals."""
+def _gpt2_block_class():
+    """``GPT2Block`` of benchmarks/models.py (the benchmark's model, one definition)."""
+    spec = importlib.util.spec_from_file_location("models_bench", Path(__file__).resolve().parents[1] / "benchmarks"
+                                                  / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.GPT2Block
 
-    def __init__(self, d: int = 64, heads: int = 4):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
-        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
-        self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
 
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
-        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
-        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+GPT2Block = _gpt2_block_class()
 
 
 def test_torch_compile_backend_runs_a_gpt2_block_whole():
     torch_backend.reset()
     torch._dynamo.reset()
     torch.manual_seed(0)
-    block = GPT2Block().eval()
+    block = GPT2Block(64, 4).eval()
     x = torch.randn(2, 8, 64)
     with torch.no_grad():
         got, want = torch.compile(block, backend="affine_ir")(x), block(x)
@@ -308,7 +304,7 @@ def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the
     ``gpu-map-mma`` (fused across ops, they would be two 2-thread kernels)."""
     pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
     torch.manual_seed(0)
-    gm = aten_graph(GPT2Block().half().eval(), torch.randn(2, 8, 64).half())
+    gm = aten_graph(GPT2Block(64, 4).half().eval(), torch.randn(2, 8, 64).half())
     run = torch_backend.compile_fx(gm, [], target="cuda")
     applied = [str(d) for t in run.exe.trace for d in t.decisions if str(d).startswith("gpu-map-mma: applied")]
     assert len(applied) == 4, applied
