@@ -191,8 +191,8 @@ def _argument_problem(target, a: dict) -> str | None:
     if target in CLAMPS and any(isinstance(v, Node) for name, v in a.items() if name != "input"):
         return "tensor bounds (numbers only)"
     if target in ATTENTION:
-        if a["dropout_p"] or a.get("attn_bias") is not None:
-            return "dropout or an attention bias"
+        if a["dropout_p"] or a.get("attn_bias") is not None or a.get("attn_mask") is not None:
+            return "dropout, an attention mask or bias"
         if len(_shape(a["query"])) != 4:
             return "not [batch, heads, sequence, dim]"
     if a.get("ceil_mode"):

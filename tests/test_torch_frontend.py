@@ -151,6 +151,13 @@ def test_scaled_dot_product_attention_matches_eager(causal):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
 
 
+def test_attention_with_a_mask_is_refused_not_computed_without_it():
+    q, mask = torch.randn(1, 2, 4, 8), torch.randn(4, 4)
+    gm = aten_graph(lambda q, k, v, m: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                    q, q, q, mask)
+    assert [n.reason for n in unsupported(gm)] == ["dropout, an attention mask or bias"]
+
+
 @pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1.6e-2)])
 def test_half_precision_graphs_round_once_per_stored_element(dtype, tol):
     """f16/bf16: the contraction sums in f32 and rounds once; eager PyTorch rounds the same products
