@@ -37,7 +37,7 @@ import islpy as isl
 from affine_ir import Operation
 
 from .dependences import DependenceAnalysis
-from .isl_bridge import Scop, Statement
+from .isl_bridge import Scop, Statement, statements_under
 from .isl_results import BudgetExceeded, isl_budget
 from .regions import enclosing_root, value_label
 from .slices import ComputationSlice, SliceError, SliceErrorKind
@@ -91,8 +91,7 @@ def _at(op: Operation) -> str:
 
 
 def _check(s: ComputationSlice, scop: Scop) -> FusionCheck:
-    src = [t for t in scop.statements if s.src_nest.is_ancestor_of(t.op)]
-    dst = [t for t in scop.statements if s.dst_nest.is_ancestor_of(t.op)]
+    src, dst = statements_under(scop, s.src_nest), statements_under(scop, s.dst_nest)
     nsrc, npre = len(s.src_loops), len(s.dst_loops)
     binv = s.box.reverse()
     single = binv.is_single_valued()
@@ -200,7 +199,7 @@ def reads_covered_within(analysis: DependenceAnalysis, nest: Operation, memref, 
     the same iteration of the ``depth`` outermost loops (counted from ``analysis.root``): then
     each such iteration can have a buffer of its own (no value flows between iterations or in
     from before). False for accesses that are not affine."""
-    stmts = [t for t in analysis.statements if t.memref is memref and nest.is_ancestor_of(t.op)]
+    stmts = [t for t in statements_under(analysis.scop, nest) if t.memref is memref]
     if any(not t.is_affine or t.opaque or t.in_unknown_region for t in stmts):
         return False
     writes = [t for t in stmts if t.is_write]

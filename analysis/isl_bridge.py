@@ -26,6 +26,7 @@ as AffineExprs and bound maps, operation budgets) is :mod:`analysis.isl_results`
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -208,7 +209,7 @@ class Scop:
                 cons = self._safe_constraints(s)
             ivs = ", ".join(f"i{k}" for k in range(s.depth))
             body = " and ".join(f"({c})" for c in cons) or "true"
-            s.domain = isl.Set(f"{self._param_prefix()}{{ {s.name}[{ivs}] : {body} }}")
+            s.domain = _parsed(isl.Set, f"{self._param_prefix()}{{ {s.name}[{ivs}] : {body} }}")
             self._domains[key] = (s.domain, exact)
         s.access = self._access_map(s)
         s.domain = _align(s.domain, self)
@@ -268,7 +269,7 @@ class Scop:
         if outs is None:
             s.is_affine = False
             outs = [f"o{k}" for k in range(rank)]
-            return isl.Map(f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{', '.join(outs)}] }}")
+            return _parsed(isl.Map, f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{', '.join(outs)}] }}")
         vt = s.op.vector_type
         if isinstance(vt, VectorType) and vt.shape:
             # A vector access touches a box: its shape over the trailing memref dims.
@@ -276,9 +277,9 @@ class Scop:
             cons = [f"o{k} = {e}" if k < first else f"{e} <= o{k} < {e} + {vt.shape[k - first]}"
                     for k, e in enumerate(outs)]
             names = ", ".join(f"o{k}" for k in range(rank))
-            return isl.Map(f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{names}] : "
+            return _parsed(isl.Map, f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{names}] : "
                            f"{' and '.join(f'({c})' for c in cons)} }}")
-        return isl.Map(f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{', '.join(outs)}] }}")
+        return _parsed(isl.Map, f"{self._param_prefix()}{{ {s.name}[{ivs}] -> {mem}[{', '.join(outs)}] }}")
 
     def _param_prefix(self) -> str:
         names = [n for n, _ in self.params.values()]
@@ -329,6 +330,21 @@ def _group(items: list, groups) -> list[list]:
         out.append(items[k : k + g])
         k += g
     return out
+
+
+def statements_under(scop: Scop, op: Operation) -> list[Statement]:
+    """The statements of ``scop`` inside ``op`` (or of ``op`` itself), in order: one walk of
+    ``op`` instead of an ancestor test per statement of the model."""
+    inside = {id(o) for o in op.walk()}
+    return [s for s in scop.statements if id(s.op) in inside]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parsed(kind, text: str):
+    """``kind(text)`` (an isl set or map), parsed once per text: isl objects are immutable, and a
+    pass that rebuilds the model of a function after each change (fusion) meets the same
+    statements again (most of the parsing of a whole model's graph)."""
+    return kind(text)
 
 
 def _align(obj, scop: Scop):
@@ -432,7 +448,7 @@ def op_domain(scop: Scop, op: Operation, name: str = "L", include_self: bool = T
     dims = ", ".join(f"i{k}" for k in range(len(loops)))
     names = [n for n, _ in scop.params.values()]
     space = isl.Space.create_from_names(scop.ctx, set=[], params=names).params()
-    return isl.Set(f"{scop._param_prefix()}{{ {name}[{dims}] : {body} }}").align_params(space)
+    return _parsed(isl.Set, f"{scop._param_prefix()}{{ {name}[{dims}] : {body} }}").align_params(space)
 
 
 def loop_domain_covers_context(scop: Scop, loop: Operation) -> bool:

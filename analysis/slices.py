@@ -59,6 +59,7 @@ from .isl_bridge import (
     enclosing_loops,
     expr_to_isl,
     op_domain,
+    statements_under,
 )
 from .isl_results import (
     BudgetExceeded,
@@ -352,8 +353,8 @@ def _dependences(scop: Scop, src_nest: Operation, dst_nest: Operation, nc: int) 
     """(producer store, consumer access, ``{consumer iteration -> producer iteration}`` on the
     same element at equal common IVs) for each dependent pair; SliceError when there is none
     or an access is not affine."""
-    src_stmts = [s for s in scop.statements if s.is_write and src_nest.is_ancestor_of(s.op)]
-    dst_stmts = [s for s in scop.statements if dst_nest.is_ancestor_of(s.op)]
+    src_stmts = [s for s in statements_under(scop, src_nest) if s.is_write]
+    dst_stmts = statements_under(scop, dst_nest)
     pairs = [(a, b) for a in src_stmts for b in dst_stmts if a.memref is b.memref]
     if not pairs:
         raise SliceError(f"no dependence: {op_label(src_nest)} writes no memref that {op_label(dst_nest)} accesses",

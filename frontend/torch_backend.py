@@ -13,12 +13,19 @@ in eager PyTorch, and :func:`explain` reports every op that ran eagerly by name 
 the reason. Calls are checked against the shapes and dtypes the graph was compiled for (a clear
 ``ValueError`` naming the argument; ``torch.compile`` itself recompiles on a new shape).
 Results equal eager up to the order of the f32 sums (contractions; exact on integer-valued data).
+
+Caches: the program each graph's passes made is kept on disk (:mod:`frontend.graph_cache`, keyed by
+the imported IR, the target, the pipeline and the compiler's source), and the backends keep their
+object code and cubins beside it, so a second process compiling the same model runs no passes and
+no compiler. :func:`compiled_graphs` lists what was compiled (the imported IR, the executable and
+its pass trace, whether the cache had it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -28,12 +35,33 @@ from torch._dynamo.backends.common import aot_autograd
 import runtime
 from transforms.pipelines import gpu_pipeline
 
+from . import graph_cache
+from .torch_decompose import DECOMPOSITIONS
 from .torch_import import Imported, UnsupportedNode, import_fx, unsupported
 
-__all__ = ["affine_ir_backend", "compile_fx", "explain", "reset", "split_at"]
+__all__ = ["CompiledGraph", "affine_ir_backend", "compile_fx", "compiled_graphs", "explain", "reset", "split_at"]
+
+
+@dataclass
+class CompiledGraph:
+    """One graph (or run of a split graph) the backend compiled: what the import made of it
+    (``imported.module``: one function of loop nests), the ``executable`` (its ``module`` the
+    program after the pass pipeline, its ``trace`` every pass's time and decisions, None on a
+    cache hit), the ``target`` and whether the compiled-graph disk cache had it (``cache_hit``)."""
+
+    imported: Imported
+    executable: object
+    target: str
+    cache_hit: bool
+
 
 _FALLBACKS: list[list[UnsupportedNode]] = []
-_COMPILED: list[Imported] = []
+_COMPILED: list[CompiledGraph] = []
+
+
+def compiled_graphs() -> list[CompiledGraph]:
+    """The graphs compiled since the last :func:`reset`, in order."""
+    return list(_COMPILED)
 
 
 def explain() -> dict:
@@ -47,7 +75,7 @@ def explain() -> dict:
 
 
 def reset() -> None:
-    """Forget what :func:`explain` reports."""
+    """Forget what :func:`explain` and :func:`compiled_graphs` report."""
     _FALLBACKS.clear()
     _COMPILED.clear()
 
@@ -106,8 +134,14 @@ def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     # 2 kernels, neither on the matrix units); unfused, each contraction is its own kernel on the
     # matrix units or the SIMT schedule (29 kernels, the 4 linear layers on mma.sync).
     pipeline = gpu_pipeline(fuse=False) if chosen == "cuda" else None
-    exe = runtime.compile(imported.module, target=chosen, pipeline=pipeline)
-    _COMPILED.append(imported)
+    entry = graph_cache.key(imported.module, chosen, pipeline)
+    compiled = graph_cache.load(entry)
+    if compiled is not None:  # another process ran the pipeline: no passes now
+        exe = runtime.compile(compiled, target=chosen, pipeline="")
+    else:
+        exe = runtime.compile(imported.module, target=chosen, pipeline=pipeline)
+        graph_cache.store(entry, exe.module)
+    _COMPILED.append(CompiledGraph(imported, exe, chosen, compiled is not None))
     return _Runner(imported, exe, chosen == "cuda")
 
 
@@ -123,6 +157,10 @@ class _Runner:
             if not isinstance(a, torch.Tensor) or tuple(a.shape) != shape or a.dtype != dtype:
                 got = f"{tuple(a.shape)} {a.dtype}" if isinstance(a, torch.Tensor) else type(a).__name__
                 raise ValueError(f"argument #{q}: expected a tensor of shape {shape} and dtype {dtype}, got {got}")
+        for q, rows in self.imported.index_ranges:
+            if args[q].numel() and not (0 <= int(args[q].min()) and int(args[q].max()) < rows):
+                raise IndexError(f"argument #{q}: embedding indices must lie in [0, {rows}), got "
+                                 f"[{int(args[q].min())}, {int(args[q].max())}]")
         device = args[0].device if args else torch.device("cpu")
         outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.imported.outputs]
         # the GPU takes the tensors in place (DLPack); the CPU numpy views of their memory
@@ -145,6 +183,7 @@ def _fw_compiler(gm: torch.fx.GraphModule, example_inputs):
     return make_boxed_func(compile_fx(gm, example_inputs))
 
 
-#: The backend ``torch.compile`` calls: AOT autograd to ATen, then :func:`compile_fx` (inference:
+#: The backend ``torch.compile`` calls: AOT autograd to ATen (with :mod:`.torch_decompose`'s
+#: decompositions), then :func:`compile_fx` (inference:
 #: a graph that needs a backward pass gets AOT autograd's default for it).
-affine_ir_backend = aot_autograd(fw_compiler=_fw_compiler)
+affine_ir_backend = aot_autograd(fw_compiler=_fw_compiler, decompositions=DECOMPOSITIONS)

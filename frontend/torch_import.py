@@ -19,8 +19,11 @@ the library's emitters (``affine_ir.library``), so fusion and every later pass s
   and the GPU's flash/efficient forms) (:mod:`.torch_nn`); ``add``/``sub`` (with ``alpha``),
   ``mul``, ``div``, ``maximum``, ``minimum`` with numpy broadcasting and Python scalars;
   ``_softmax`` along any dim. Contractions and row sums accumulate in f32 as the library's.
-- **Types**: f32, f16 or bf16 tensors, one of them per graph; static shapes (a new shape is a new
-  graph: ``torch.compile`` recompiles).
+- **Bool and integer tensors, conversions** (:mod:`.torch_mixed`): comparisons, ``where``,
+  ``masked_fill``, ``_to_copy`` to a float type, ``embedding`` by an integer input.
+- **Types**: f32, f16 and bf16 tensors (mixed: arithmetic in f32, rounded once per stored element),
+  bool and int32/int64 tensors through :mod:`.torch_mixed`'s ops; static shapes (a new shape is a
+  new graph: ``torch.compile`` recompiles).
 
 Anything else is reported, not guessed: :func:`unsupported` lists every node the import cannot
 take (its ATen name and the reason), and :func:`import_fx` raises :class:`UnsupportedGraph` with
@@ -32,7 +35,7 @@ from __future__ import annotations
 import operator
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch.fx import GraphModule, Node
@@ -43,20 +46,23 @@ from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.library import (
     DIM_NAMES,
     Kernel,
-    broadcast_shape,
     emit_binary,
     emit_contraction,
     emit_softmax,
     emit_unary,
 )
 
-from . import torch_nn
-from .torch_views import SPLITS, VIEWS, View, expand
+from . import torch_mixed, torch_nn
+from .torch_mixed import COMPARES, MIXED, dtype_problem, read
+from .torch_views import SPLITS, VIEWS, View
 
 __all__ = ["SUPPORTED", "Imported", "UnsupportedGraph", "UnsupportedNode", "import_fx", "unsupported"]
 
 aten = torch.ops.aten
 DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+#: Every element type a tensor of the graph may have: the floats, and bool and integer tensors
+#: where :mod:`.torch_mixed`'s ops make or read them.
+ELEMENTS = {**DTYPES, torch.bool: "i1", torch.int64: "i64", torch.int32: "i32"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,9 @@ class Imported:
     module: ModuleOp
     inputs: list[tuple[tuple[int, ...], torch.dtype]]
     outputs: list[tuple[tuple[int, ...], torch.dtype]]
+    #: ``(input position, rows)``: an input indexing an embedding of ``rows`` rows (the caller
+    #: checks ``0 <= index < rows`` before the call, as the gather does not).
+    index_ranges: list[tuple[int, int]] = field(default_factory=list)
 
 
 # -- what each node is --------------------------------------------------------------------------------------------
@@ -97,6 +106,12 @@ def _shape(node) -> tuple[int, ...]:
     """The node's (first) result's shape."""
     val = node.meta["val"]
     return tuple(int(s) for s in (val[0] if isinstance(val, (tuple, list)) else val).shape)
+
+
+def _element(node: Node) -> str:
+    """The element type of the node's (first) result (``f16``, ``i1``...)."""
+    val = node.meta["val"]
+    return ELEMENTS[(val[0] if isinstance(val, (tuple, list)) else val).dtype]
 
 
 def _op_name(node: Node) -> str:
@@ -119,9 +134,9 @@ BINARY = {aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul"
 CONTRACTIONS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
 #: Element-wise ops with constant bounds (``clamp``'s may be None), and ``silu``.
 CLAMPS = (aten.clamp.default, aten.hardtanh.default, aten.silu.default)
-#: Layers (:mod:`.torch_nn`).
+#: Layers (:mod:`.torch_nn`); ``scaled_dot_product_attention`` itself as ``torch.export`` keeps it.
 NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.cat.default,
-          aten.amax.default, aten.avg_pool2d.default)
+          aten.amax.default, aten.avg_pool2d.default, aten.scaled_dot_product_attention.default)
 #: Attention (first result: the output), on the CPU and the GPU.
 ATTENTION = (aten._scaled_dot_product_flash_attention_for_cpu.default,
              aten._scaled_dot_product_flash_attention.default, aten._scaled_dot_product_efficient_attention.default)
@@ -130,23 +145,20 @@ FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native
                   aten.max_pool2d_with_indices.default, *ATTENTION)
 #: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
 SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
-             | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | frozenset(SPLITS)
+             | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | frozenset(SPLITS) | MIXED
              | {aten._softmax.default, operator.getitem})
 
 
 def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
     """Every node of ``gm`` the import cannot take, with the reason (empty: :func:`import_fx` works)."""
     out: list[UnsupportedNode] = []
-    dtypes = set()
     for node in gm.graph.nodes:
         val = node.meta.get("val")
-        if node.op in ("placeholder", "call_function") and isinstance(val, torch.Tensor):
-            dtypes.add(val.dtype)
-            if val.dtype not in DTYPES:
-                out.append(UnsupportedNode(_op_name(node) if node.op == "call_function" else "input", node.name,
-                                           f"dtype {val.dtype} (f32, f16 and bf16 are imported)"))
-                continue
-        if node.op == "call_function":
+        if node.op in ("placeholder", "call_function") and isinstance(val, torch.Tensor) \
+                and val.dtype not in ELEMENTS:
+            out.append(UnsupportedNode(_op_name(node) if node.op == "call_function" else "input", node.name,
+                                       f"dtype {val.dtype} (f32, f16, bf16, bool, int32 and int64 are imported)"))
+        elif node.op == "call_function":
             why = _why_not(node)
             if why:
                 out.append(UnsupportedNode(_op_name(node), node.name, why))
@@ -158,9 +170,7 @@ def unsupported(gm: GraphModule) -> list[UnsupportedNode]:
         elif node.op == "output":
             results = node.args[0] if isinstance(node.args[0], (tuple, list)) else [node.args[0]]
             out += [UnsupportedNode("output", node.name, f"a {type(r).__name__} output (tensors only)")
-                    for r in results if not isinstance(r, Node)]
-    if len(dtypes & set(DTYPES)) > 1:
-        out.append(UnsupportedNode("graph", "", f"mixed dtypes {sorted(map(str, dtypes))} (one of f32/f16/bf16)"))
+                    for r in results if not isinstance(r, Node) or r.target is aten.scalar_tensor.default]
     return out
 
 
@@ -179,7 +189,10 @@ def _why_not(node: Node) -> str | None:
             return f"uses its results {sorted(used)} (only the first is imported)"
     elif not isinstance(node.meta.get("val"), torch.Tensor):
         return "its result is not one tensor"
-    return _argument_problem(node.target, _named(node))
+    a = _named(node)
+    val = node.meta["val"]
+    result = (val[0] if isinstance(val, (tuple, list)) else val).dtype
+    return dtype_problem(node.target, a, result) or _argument_problem(node.target, a)
 
 
 def _argument_problem(target, a: dict) -> str | None:
@@ -190,7 +203,9 @@ def _argument_problem(target, a: dict) -> str | None:
         return "a non-tensor in the list"
     if target in CLAMPS and any(isinstance(v, Node) for name, v in a.items() if name != "input"):
         return "tensor bounds (numbers only)"
-    if target in ATTENTION:
+    if target in ATTENTION or target is aten.scaled_dot_product_attention.default:
+        if a.get("enable_gqa"):
+            return "grouped-query attention (enable_gqa=True)"
         if a["dropout_p"] or a.get("attn_bias") is not None or a.get("attn_mask") is not None:
             return "dropout, an attention mask or bias"
         if len(_shape(a["query"])) != 4:
@@ -203,7 +218,28 @@ def _argument_problem(target, a: dict) -> str | None:
         return "half_to_float=True (an f32 result of f16 input)"
     if target is aten.gelu.default and a["approximate"] not in ("none", "tanh"):
         return f"gelu approximate={a['approximate']!r}"
+    if target is aten._to_copy.default and not _same_place(a):
+        return "a copy to another device, layout or memory format (dtype conversions only)"
+    if target is aten.embedding.default and _source(a["indices"]).op != "placeholder":
+        return "indices computed in the graph (an input's, checked before the call, are imported)"
+    if target is aten.embedding.default and a["weight"].target in VIEWS:
+        return "a view as the weight (a tensor of its own only)"
     return None
+
+
+def _same_place(a: dict) -> bool:
+    """Whether ``_to_copy``'s arguments keep the tensor's device, layout and (dense) memory format."""
+    device = a.get("device")
+    return (a.get("layout") in (None, torch.strided) and not a.get("pin_memory")
+            and (device is None or torch.device(device) == a["input"].meta["val"].device)
+            and a.get("memory_format") in (None, torch.preserve_format, torch.contiguous_format))
+
+
+def _source(node: Node) -> Node:
+    """The node whose buffer ``node`` views (itself when it is not a view)."""
+    while node.target in VIEWS:
+        node = node.args[0]
+    return node
 
 
 # -- the import ---------------------------------------------------------------------------------------------------
@@ -224,8 +260,8 @@ class _Builder:
         out_node = next(n for n in nodes if n.op == "output")
         results = out_node.args[0]
         self.outputs = list(results) if isinstance(results, (tuple, list)) else [results]
-        vals = [n.meta["val"] for n in self.inputs + [o for o in self.outputs if isinstance(o, Node)]]
-        dtype = next((DTYPES[v.dtype] for v in vals if isinstance(v, torch.Tensor)), "f32")
+        vals = [n.meta["val"] for n in self.inputs + self.outputs]
+        dtype = next((DTYPES[v.dtype] for v in vals if v.dtype in DTYPES), "f32")
         self.k = Kernel(name, dtype)
         self.views: dict[Node, View] = {}
         self.home: dict[Node, Value] = {}  # nodes computed straight into an output memref
@@ -234,7 +270,9 @@ class _Builder:
         k = self.k
         shapes = {f"in{q}": _shape(n) for q, n in enumerate(self.inputs)}
         shapes.update({f"out{q}": _shape(o) for q, o in enumerate(self.outputs)})
-        with k.function(**shapes) as mems:
+        nodes = self.inputs + self.outputs
+        types = {name: _element(n) for name, n in zip(shapes, nodes)}
+        with k.function(types, **shapes) as mems:
             for n, mem in zip(self.inputs, mems):
                 mem.name_hint = n.name
                 self.views[n] = View.of(mem, _shape(n))
@@ -249,8 +287,10 @@ class _Builder:
             for o, mem in zip(self.outputs, outs):
                 if self.home.get(o) is not mem:
                     self._copy(self.views[o], mem)
+        ranges = [(self.inputs.index(_source(a["indices"])), _shape(a["weight"])[0])
+                  for a in (_named(n) for n in self.gm.graph.nodes if n.target is aten.embedding.default)]
         return Imported(k.module, [(_shape(n), n.meta["val"].dtype) for n in self.inputs],
-                        [(_shape(o), o.meta["val"].dtype) for o in self.outputs])
+                        [(_shape(o), o.meta["val"].dtype) for o in self.outputs], ranges)
 
     # -- nodes ------------------------------------------------------------------------------------------------
     def _arg(self, a):
@@ -265,8 +305,12 @@ class _Builder:
         if n.target in VIEWS or n.target in SPLITS:
             return {**VIEWS, **SPLITS}[n.target](*self._arg(n.args))
         a = {name: self._arg(v) for name, v in _named(n).items()}
+        if n.target is aten.scalar_tensor.default:
+            return a["s"]  # a number: the ops reading it take numbers
         out = self._buffer(n)
-        if n.target in NN_OPS or n.target in FIRST_OF_TUPLE:
+        if n.target in MIXED:
+            self._mixed(n.target, a, out)
+        elif n.target in NN_OPS or n.target in FIRST_OF_TUPLE:
             self._layer(n.target, a, out)
         elif n.target in UNARY:
             self._unary(UNARY[n.target], a["input"], out, a.get("approximate", "none"))
@@ -285,13 +329,27 @@ class _Builder:
         shape = _shape(n)
         mem = self.home.get(n)
         if mem is None:
-            mem = self.k.temp(n.name, shape, self.k.stype)
+            mem = self.k.temp(n.name, shape, _element(n))
         return View.of(mem, shape)
 
-    def _copy(self, src: View, dst: Value) -> None:
+    def _mixed(self, target, a: dict, out: View) -> None:
         k = self.k
-        with k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
-            k.store(src.load(k, ivs), dst, ivs)
+        if target in COMPARES:
+            torch_mixed.compare(k, COMPARES[target], a["input"], a["other"], out)
+        elif target is aten.where.self:
+            torch_mixed.where(k, a["condition"], a["input"], a["other"], out)
+        elif target is aten.masked_fill.Scalar:
+            torch_mixed.where(k, a["mask"], a["value"], a["input"], out)
+        elif target is aten.embedding.default:
+            torch_mixed.embedding(k, a["weight"], a["indices"], out)
+        else:
+            torch_mixed.convert(k, a["input"], out)
+
+    def _copy(self, src: View, dst: Value) -> None:
+        """``dst = src`` element by element (the same element type: no conversion)."""
+        b = self.k.b
+        with self.k.loops(*zip(DIM_NAMES, src.shape)) as ivs:
+            b.store(b.load(src.mem, src.index(ivs)), dst, ivs)
 
     def _layer(self, target, a: dict, out: View) -> None:
         k = self.k
@@ -303,7 +361,7 @@ class _Builder:
                                 out)
         elif target is aten.native_layer_norm.default:
             torch_nn.layer_norm(k, a["input"], len(a["normalized_shape"]), a["weight"], a["bias"], a["eps"], out)
-        elif target in ATTENTION:
+        elif target in ATTENTION or target is aten.scaled_dot_product_attention.default:
             torch_nn.attention(k, a["query"], a["key"], a["value"], a["scale"], bool(a["is_causal"]), out)
         elif target is aten.amax.default:
             torch_nn.reduce_max(k, a["input"], a["dim"], a["keepdim"], out)
@@ -336,7 +394,7 @@ class _Builder:
         """A buffer holding ``v`` in its logical shape: its own, or a copy of the view."""
         if v.index is list:
             return v.mem
-        mem = self.k.temp("view", v.shape, self.k.stype)
+        mem = self.k.temp("view", v.shape, v.mem.type.element_type)
         self._copy(v, mem)
         return mem
 
@@ -358,18 +416,11 @@ class _Builder:
     def _binary(self, op: str, a, b, out: View, alpha) -> None:
         k = self.k
         with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
-            x = self._operand(a, out.shape, ivs)
-            y = self._operand(b, out.shape, ivs)
+            x = read(k, a, out.shape, ivs)
+            y = read(k, b, out.shape, ivs)
             if alpha != 1:
                 y = k.b.mulf(y, k.const(float(alpha)))
             k.store(emit_binary(k, op, x, y), out.mem, ivs)
-
-    def _operand(self, a, shape, ivs) -> Value:
-        """``a`` (a view broadcast to ``shape``, or a number) at ``ivs``, in the compute type."""
-        if not isinstance(a, View):
-            return self.k.const(float(a))
-        broadcast_shape(a.shape, shape)  # raises on shapes that do not broadcast
-        return expand(a, list(shape)).load(self.k, ivs)
 
     def _contraction(self, target, args: dict, out: View) -> None:
         """``mm``/``bmm``: ``out = a @ b``; ``addmm``: ``out = beta * bias + alpha * (a @ b)``: the
@@ -395,7 +446,7 @@ class _Builder:
             if alpha != 1:
                 v = k.b.mulf(v, k.const(float(alpha)))
             if bias is not None and beta != 0:
-                t = self._operand(bias, out.shape, ivs)
+                t = read(k, bias, out.shape, ivs)
                 v = k.b.addf(v, t if beta == 1 else k.b.mulf(t, k.const(float(beta))))
             k.store(v, out.mem, ivs)
 

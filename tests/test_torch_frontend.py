@@ -57,7 +57,7 @@ def run_imported(fn, *inputs):
         want = fn(*inputs)
     want = list(want) if isinstance(want, (tuple, list)) else [want]
     args = [torch_backend._numpy(t).copy() for t in calls[0]]  # the graph's inputs: parameters included
-    outs = [np.zeros(shape, dtype=args[0].dtype) for shape, _ in imported.outputs]
+    outs = [torch_backend._numpy(torch.zeros(shape, dtype=dtype)).copy() for shape, dtype in imported.outputs]
     air.interpret(imported.module, *args, *outs)
     return [w.float().numpy() for w in want], [o.astype(np.float32) for o in outs]
 
@@ -106,6 +106,13 @@ EXACT = {
                                                (ints(1, 2, 5, 5, lo=0, hi=1),)),
     "clamp, hardtanh (ReLU6), one-sided clamp": (lambda x: torch.clamp(x, -1, 2) + torch.nn.functional.relu6(x * 3)
                                                  + torch.clamp(x, min=0), (ints(3, 5),)),
+    "comparisons and where": (lambda x, y: torch.where(x > y, x, y) + torch.where(x <= 0, 1.0, x) + (x == y).float()
+                              + 2 * (x != 1).float() + (x >= y).float() - (x < y).float(), (ints(3, 4), ints(4))),
+    "masked_fill": (lambda x: torch.masked_fill(x, x > 1, -5.0), (ints(3, 5),)),
+    "a bool output": (lambda x, y: (x > y, x * y), (ints(2, 5), ints(2, 5))),
+    "dtype conversions f32-f16-bf16": (lambda x: x.half().float() + 2 * x.to(torch.bfloat16).float(), (ints(4, 5),)),
+    "embedding": (lambda ids, w: torch.nn.functional.embedding(ids, w) * 2,
+                  (torch.tensor([[0, 3, 4], [2, 2, 1]]), ints(5, 4))),
 }
 
 
@@ -198,16 +205,69 @@ def test_torch_compile_backend_runs_a_small_cnn_on_the_cpu_and_matches_eager():
                                                          "reasons": {}}
 
 
-def _gpt2_block_class():
-    """``GPT2Block`` of benchmarks/models.py (the benchmark's model, one definition)."""
-    spec = importlib.util.spec_from_file_location("models_bench", Path(__file__).resolve().parents[1] / "benchmarks"
-                                                  / "models.py")
+def _model_zoo():
+    """benchmarks/model_zoo.py: the benchmark's models (one definition)."""
+    spec = importlib.util.spec_from_file_location("model_zoo", Path(__file__).resolve().parents[1] / "benchmarks"
+                                                  / "model_zoo.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.GPT2Block
+    return module
 
 
-GPT2Block = _gpt2_block_class()
+model_zoo = _model_zoo()
+GPT2Block = model_zoo.GPT2Block
+
+
+@pytest.mark.parametrize("name", list(model_zoo.zoo(small=True)))
+def test_every_benchmark_model_runs_whole_through_the_backend_on_the_cpu_and_matches_eager(name):
+    """ResNet-18/50, MobileNetV2 (torchvision's architectures, 32x32 images), a BERT encoder layer,
+    a GPT-2 block and an MLP-Mixer block (d 64): one graph each, nothing run eagerly."""
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model, shape = model_zoo.zoo(batch=1, small=True)[name]
+    x = torch.randn(shape)
+    with torch.no_grad():
+        got, want = torch.compile(model, backend="affine_ir")(x), model(x)
+    scale = want.abs().max().item()
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5 * scale)
+    assert torch_backend.explain() | {"reasons": {}} == {"compiled": 1, "fallbacks": 0, "unsupported": {},
+                                                         "reasons": {}}
+
+
+def test_an_encoder_layer_with_a_padding_mask_keeps_its_fast_path_op_and_runs_it_eagerly():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    layer = model_zoo.bert_layer(32, 4).eval()
+    x, mask = torch.randn(2, 6, 32), torch.tensor([[False] * 6, [False] * 4 + [True] * 2])
+    with torch.no_grad():
+        got = torch.compile(layer, backend="affine_ir")(x, src_key_padding_mask=mask)
+        want = layer(x, src_key_padding_mask=mask)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    assert torch_backend.explain()["fallbacks"] >= 1
+
+
+def test_embedding_indices_out_of_range_are_refused_before_the_call():
+    ids, w = torch.tensor([[0, 3], [1, 2]]), ints(4, 3)
+    gm = aten_graph(torch.nn.functional.embedding, ids, w)
+    run = torch_backend.compile_fx(gm, [ids, w], target="cpu")
+    torch.testing.assert_close(run(ids, w)[0], torch.nn.functional.embedding(ids, w))
+    with pytest.raises(IndexError, match=r"argument #0: embedding indices must lie in \[0, 4\), got \[0, 4\]"):
+        run(torch.tensor([[0, 4], [1, 2]]), w)
+
+
+def test_integer_arithmetic_and_computed_embedding_indices_run_eagerly_and_are_reported():
+    torch_backend.reset()
+    torch._dynamo.reset()
+    fn = torch.compile(lambda ids, w: torch.nn.functional.embedding(ids + 1, w) * 2, backend="affine_ir")
+    ids, w = torch.tensor([0, 2, 1]), ints(4, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(fn(ids, w), torch.nn.functional.embedding(ids + 1, w) * 2)
+    report = torch_backend.explain()
+    assert set(report["unsupported"]) == {"aten.add.Tensor", "aten.embedding.default"}
+    assert "float tensors" in report["reasons"]["aten.add.Tensor"]
+    assert "indices computed in the graph" in report["reasons"]["aten.embedding.default"]
 
 
 def test_torch_compile_backend_runs_a_gpt2_block_whole():
@@ -253,11 +313,12 @@ def test_a_graph_is_split_around_the_ops_it_cannot_import():
 
 
 def test_unsupported_nodes_are_listed_with_the_reason_and_the_import_refuses():
-    gm = aten_graph(lambda x, i: torch.cumsum(x, 0)[i], ints(4, 3), torch.tensor([0, 2]))
+    gm = aten_graph(lambda x, i, d: torch.cumsum(x, 0)[i] + d.float(), ints(4, 3), torch.tensor([0, 2]),
+                    torch.ones(3, dtype=torch.float64))
     bad = unsupported(gm)
     ops = {n.op for n in bad}
-    assert "aten.cumsum.default" in ops and "input" in ops  # the int64 index tensor
-    assert any("dtype torch.int64" in n.reason for n in bad)
+    assert {"aten.cumsum.default", "aten.index.Tensor", "input"} <= ops  # the f64 input
+    assert any("dtype torch.float64" in n.reason for n in bad)
     with pytest.raises(UnsupportedGraph, match="cannot import"):
         import_fx(gm)
 
@@ -316,3 +377,61 @@ def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the
     applied = [str(d) for t in run.exe.trace for d in t.decisions if str(d).startswith("gpu-map-mma: applied")]
     assert len(applied) == 4, applied
     assert len(run.exe.program.kernels) > 20
+
+
+def test_a_second_compile_of_the_same_graph_loads_the_program_from_the_disk_cache(tmp_path, monkeypatch):
+    """The passes' result is stored under the imported IR, the target, the pipeline and the
+    compiler's source; a new compile of the same graph (as a second process would) runs no passes."""
+    monkeypatch.setenv("AFFINE_IR_CACHE", str(tmp_path))
+    model = GPT2Block(32, 2).eval()
+    x = torch.randn(1, 8, 32)
+    results = []
+    for _ in range(2):
+        torch_backend.reset()
+        torch._dynamo.reset()
+        with torch.no_grad():
+            results.append(torch.compile(model, backend="affine_ir")(x))
+        (graph,) = torch_backend.compiled_graphs()
+        assert graph.target == "cpu"
+        results.append(graph)
+    first, second = results[1], results[3]
+    assert not first.cache_hit and first.executable.trace is not None
+    assert second.cache_hit and second.executable.trace is None  # no passes ran
+    assert air.print_op(second.executable.module) == air.print_op(first.executable.module)
+    torch.testing.assert_close(results[2], results[0], rtol=0, atol=0)
+    assert list(tmp_path.glob("*.graph.mlir"))
+
+
+def test_the_graph_cache_key_covers_target_pipeline_and_program():
+    from frontend import graph_cache
+
+    module = import_fx(aten_graph(torch.relu, ints(2, 3))).module
+    other = import_fx(aten_graph(torch.relu, ints(2, 4))).module
+    keys = {graph_cache.key(module, "cpu", None), graph_cache.key(module, "cuda", None),
+            graph_cache.key(module, "cpu", "canonicalize"), graph_cache.key(other, "cpu", None)}
+    assert len(keys) == 4 and graph_cache.key(module, "cpu", None) == graph_cache.key(module, "cpu", None)
+
+
+@pytest.mark.parametrize("name", ["gpt2_block", "bert_layer", "mixer_block"])
+def test_torch_export_programs_compile_ahead_of_time_and_match_eager(name):
+    from frontend.torch_export import compile_exported
+
+    torch.manual_seed(0)
+    model, shape = model_zoo.zoo(small=True)[name]
+    x = torch.randn(shape)
+    torch_backend.reset()
+    with torch.no_grad():
+        run = compile_exported(torch.export.export(model, (x,)), target="cpu")
+        got, want = run(x), model(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5 * want.abs().max().item())
+    assert torch_backend.explain()["fallbacks"] == 0  # attention kept whole, not decomposed into a mask
+    with pytest.raises(TypeError, match="takes 1 input"):
+        run(x, x)
+
+
+def test_torch_export_of_a_program_that_updates_buffers_is_refused():
+    from frontend.torch_export import compile_exported
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).train()
+    with pytest.raises(ValueError, match="mutates .*running_mean"):
+        compile_exported(torch.export.export(model, (torch.randn(5, 4),)), target="cpu")
