@@ -164,9 +164,15 @@ class _Runner:
         device = args[0].device if args else torch.device("cpu")
         outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.imported.outputs]
         # the GPU takes the tensors in place (DLPack); the CPU numpy views of their memory
-        as_array = torch.Tensor.contiguous if self.on_gpu else _numpy
+        as_array = _on_device if self.on_gpu else _numpy
         self.exe(*map(as_array, args), *map(as_array, outs))
         return tuple(outs)
+
+
+def _on_device(t: torch.Tensor) -> torch.Tensor:
+    """A CUDA tensor as the GPU runtime takes it (DLPack): dense, detached from autograd (a
+    parameter requires gradients; the data is the same memory)."""
+    return t.detach().contiguous()
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:

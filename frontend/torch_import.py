@@ -139,7 +139,8 @@ NN_OPS = (aten.convolution.default, aten.sum.dim_IntList, aten.sum.default, aten
           aten.amax.default, aten.avg_pool2d.default, aten.scaled_dot_product_attention.default)
 #: Attention (first result: the output), on the CPU and the GPU.
 ATTENTION = (aten._scaled_dot_product_flash_attention_for_cpu.default,
-             aten._scaled_dot_product_flash_attention.default, aten._scaled_dot_product_efficient_attention.default)
+             aten._scaled_dot_product_flash_attention.default, aten._scaled_dot_product_efficient_attention.default,
+             aten._scaled_dot_product_cudnn_attention.default)
 #: Ops with several results of which the import computes the first (``getitem`` 0 takes it).
 FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default,
                   aten.max_pool2d_with_indices.default, *ATTENTION)

@@ -14,7 +14,8 @@ module (``k.module``, its trace ``k.trace``); :func:`codegen.cuda.emit` prints C
 (``k.source``, one ``__global__`` kernel per launch, ``k.kernels``); :func:`runtime.nvrtc.
 compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host
 function is executed op by op -- constants and ``affine.apply``/``min``/``max`` of index
-values on the host, ``memref.alloc``/``dealloc`` as device buffers, each ``gpu.launch`` as a
+values on the host, ``memref.alloc``/``dealloc`` as device buffers (pooled: a later call reuses
+an earlier one's, ``k.release_memory()`` frees them), each ``gpu.launch`` as a
 kernel launch with its grid computed from the symbols -- then the device is synchronized and
 numpy arguments are copied back. Arguments are checked before anything runs
 (:class:`~runtime.errors.LaunchError` naming the argument), and every launch against the
@@ -27,6 +28,7 @@ pointers), and so is a read-only array for a written memref
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -106,6 +108,9 @@ class CudaExecutable:
     image: object
     trace: object = None
     _functions: dict = field(default_factory=dict, repr=False)
+    #: Device buffers of earlier calls' temporaries, free for the next call: ``nbytes -> [buffer]``.
+    _pool: dict = field(default_factory=dict, repr=False)
+    _pool_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     @property
@@ -131,7 +136,33 @@ class CudaExecutable:
                 cuda_driver.synchronize()
             finally:
                 for t in temporaries:
-                    t.free()
+                    self._give(t)
+
+    # -- temporaries: pooled across calls ------------------------------------------------------
+    def _take(self, nbytes: int, drv):
+        """A device buffer of ``nbytes`` for a temporary: one an earlier call returned (its sizes
+        are the same every call), else a new one. ``cuMemAlloc``/``cuMemFree`` per temporary per
+        call cost more than the kernels of a small graph (``cuMemFree`` waits for the device)."""
+        with self._pool_lock:
+            free = self._pool.get(nbytes)
+            if free:
+                return free.pop()
+        return drv.DeviceBuffer.alloc(nbytes)
+
+    def _give(self, buf) -> None:
+        """Return a temporary to the pool. Reusing it in the next call is safe: every launch goes to
+        the same stream, so the next call's kernels run after this call's last use."""
+        with self._pool_lock:
+            self._pool.setdefault(buf.nbytes, []).append(buf)
+
+    def release_memory(self) -> int:
+        """Free the pooled temporaries (the next call allocates again); the bytes freed."""
+        with self._pool_lock:
+            bufs = [b for free in self._pool.values() for b in free]
+            self._pool.clear()
+        for b in bufs:
+            b.free()
+        return sum(b.nbytes for b in bufs)
 
     @contextlib.contextmanager
     def _prepared(self, args):
@@ -204,14 +235,15 @@ class CudaExecutable:
                 t: MemRefType = op.results[0].type
                 dynamic = iter(int(values[v]) for v in op.operands)
                 dims = tuple(d if d is not None else next(dynamic) for d in t.shape)
-                buf = drv.DeviceBuffer.alloc(max(1, _nbytes(t, dims)))
+                nbytes = max(1, _nbytes(t, dims))
+                buf = drv.DeviceBuffer.alloc(nbytes) if keep_temporaries else self._take(nbytes, drv)
                 temporaries.append(buf)
                 values[op.results[0]] = _Buffer(buf.ptr, dims, buf)
             elif role is HostRole.FREE and not keep_temporaries:
                 buf = values[op.operands[0]].owner
                 if buf in temporaries:
                     temporaries.remove(buf)
-                    buf.free()
+                    self._give(buf)
             elif role is HostRole.LAUNCH:
                 self._launch(specs[op], op, values, drv)
             elif role is HostRole.LOOP:

@@ -1741,3 +1741,36 @@ def test_gpu_loops_stepping_past_int64_max_match_the_interpreter():
     got = np.zeros(2, np.int64)
     gpu_run(emit(air.parse(HUGE_STEP)), [got, 2**63 - 1])
     assert list(got) == list(want) == [8, 2]
+
+
+def test_an_if_gpu_map_keeps_on_the_host_whose_nest_runs_no_iteration_is_emitted():
+    """Found by the random GPU programs (seed 31): gpu-map kept an ``affine.if`` on the host for
+    the nest in its branch, then removed that nest (it runs no iteration), leaving an empty host
+    if that the CUDA emitter refused. An empty host if runs nothing: it is emitted."""
+    m = air.parse("""
+    func.func @kernel(%A: memref<8xf32>, %N: index) {
+      affine.if affine_set<()[s0] : (s0 - 3 >= 0)>()[%N] {
+        affine.for %i = affine_map<()[s0] -> (s0 - 2)>()[%N] to affine_map<()[s0] -> (s0 - 2)>()[%N] {
+          affine.for %j = 0 to 4 {
+            %c = arith.constant 1.0 : f32
+            affine.store %c, %A[%j] : memref<8xf32>
+          }
+        }
+      }
+      affine.for %k = 0 to 8 {
+        %c = arith.constant 2.0 : f32
+        affine.store %c, %A[%k] : memref<8xf32>
+      }
+      return
+    }""")
+    mapped = _gpu_map().run(m)
+    (f,) = mapped.functions
+    assert any(op.name == "affine.if" for op in f.body.ops)  # kept on the host, its branch empty
+    p = emit(mapped)
+    assert len(p.kernels) == 1
+    assert_clean_compile(p)
+    for n in (2, 6):
+        want, got = np.zeros(8, np.float32), np.zeros(8, np.float32)
+        air.interpret(m, want, n)
+        air.interpret(mapped, got, n)
+        np.testing.assert_array_equal(got, want)

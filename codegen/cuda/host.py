@@ -47,7 +47,10 @@ class HostRole(enum.Enum):
 
 def host_role(op: Operation) -> HostRole | None:
     """The role of ``op`` on the host, or None when the host cannot run it (it must be mapped to
-    the GPU). Decided by the op's class (constants, affine map values, launches), its traits (a
+    the GPU). A loop is the host's when it launches kernels, an if when it does or is empty
+    (gpu-map may keep an if on the host for a nest in its branch that it then removes, as it runs
+    no iteration; an empty loop at the top level is refused: it looks like gpu-map did not run).
+    Decided by the op's class (constants, affine map values, launches), its traits (a
     return-like terminator) and its memory effects (allocating its result, freeing memory)."""
     if op.has_trait(ConstantLike) or isinstance(op, AffineMapValueOp):
         return HostRole.VALUE
@@ -61,7 +64,7 @@ def host_role(op: Operation) -> HostRole | None:
         return HostRole.LOOP if ok else None
     if isinstance(op, AffineIfOp):
         body = [x for b in _branches(op) for x in b.ops if not x.has_trait(IsTerminator)]
-        ok = not op.results and all(host_role(x) is not None for x in body) and launches_of(body)
+        ok = not op.results and all(host_role(x) is not None for x in body) and (launches_of(body) or not body)
         return HostRole.IF if ok else None
     effects = op.memory_effects()
     if not effects:
