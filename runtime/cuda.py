@@ -17,7 +17,9 @@ function is executed op by op -- constants and ``affine.apply``/``min``/``max`` 
 values on the host, ``memref.alloc``/``dealloc`` as device buffers (pooled: a later call reuses
 an earlier one's, ``k.release_memory()`` frees them), each ``gpu.launch`` as a
 kernel launch with its grid computed from the symbols -- then the device is synchronized and
-numpy arguments are copied back. Arguments are checked before anything runs
+numpy arguments are copied back. The first call with given scalar arguments and dims records a
+launch plan (each launch checked and packed once); later calls with the same ones replay it with
+their own pointers patched in, without interpreting the host function again. Arguments are checked before anything runs
 (:class:`~runtime.errors.LaunchError` naming the argument), and every launch against the
 device's limits (threads, shared memory, registers) before it is made. Arrays whose memory
 overlaps, one of them written by the function, are refused (the kernels take ``__restrict__``
@@ -111,6 +113,10 @@ class CudaExecutable:
     #: Device buffers of earlier calls' temporaries, free for the next call: ``nbytes -> [buffer]``.
     _pool: dict = field(default_factory=dict, repr=False)
     _pool_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: The launch plan of each (scalar arguments, dims) met so far (see :class:`_Plan`), at most
+    #: :data:`PLANS` of them.
+    _plans: dict = field(default_factory=dict, repr=False)
+    _plan_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
 
     @property
@@ -132,11 +138,34 @@ class CudaExecutable:
         with self._prepared(args) as (values, prepared):
             temporaries: list = []
             try:
-                self._run_host(values, temporaries, cuda_driver)
+                self._run(values, temporaries, cuda_driver)
                 cuda_driver.synchronize()
             finally:
                 for t in temporaries:
                     self._give(t)
+
+    # -- launch plans: the host function interpreted once per shape ----------------------------------
+    def _plan_key(self, values: dict) -> tuple:
+        """What the host function's launches depend on: the scalar arguments and the memref dims
+        (host values are computed from those alone; pointers are patched in per call)."""
+        return tuple(v.dims if isinstance(v, _Buffer) else v for v in (values[p] for p in self.function.args))
+
+    def _run(self, values: dict, temporaries: list, drv) -> None:
+        """Run the host function: replay the plan recorded for these scalars and dims, or interpret
+        it (launching as it goes) and record its plan for the next calls."""
+        key = self._plan_key(values)
+        plan = self._plans.get(key)
+        if plan is not None:
+            plan.replay(self, values, temporaries, drv)
+            return
+        plan = _Plan([], [])
+        specs = {k.launch: k for k in self.kernels}
+        self._run_ops(self.function.body.ops, specs, values, temporaries, drv, False, plan)
+        if plan.replayable:
+            with self._plan_lock:
+                if len(self._plans) >= PLANS:
+                    self._plans.pop(next(iter(self._plans)))
+                self._plans[key] = plan
 
     # -- temporaries: pooled across calls ------------------------------------------------------
     def _take(self, nbytes: int, drv):
@@ -224,7 +253,9 @@ class CudaExecutable:
         specs = {k.launch: k for k in self.kernels}
         self._run_ops(self.function.body.ops, specs, values, temporaries, drv, keep_temporaries)
 
-    def _run_ops(self, ops, specs: dict, values: dict, temporaries: list, drv, keep_temporaries: bool) -> None:
+    def _run_ops(self, ops, specs: dict, values: dict, temporaries: list, drv, keep_temporaries: bool,
+                 plan: _Plan | None = None) -> None:
+        """Interpret host ``ops``; with ``plan``, record the temporaries and launches into it."""
         from codegen.cuda import HostRole, host_if_branch, host_loop_range, host_role, host_value
 
         for op in ops:
@@ -239,36 +270,44 @@ class CudaExecutable:
                 buf = drv.DeviceBuffer.alloc(nbytes) if keep_temporaries else self._take(nbytes, drv)
                 temporaries.append(buf)
                 values[op.results[0]] = _Buffer(buf.ptr, dims, buf)
+                if plan is not None:
+                    plan.allocate(op.results[0], nbytes)
             elif role is HostRole.FREE and not keep_temporaries:
                 buf = values[op.operands[0]].owner
                 if buf in temporaries:
                     temporaries.remove(buf)
                     self._give(buf)
             elif role is HostRole.LAUNCH:
-                self._launch(specs[op], op, values, drv)
+                self._launch(specs[op], op, values, drv, plan)
             elif role is HostRole.LOOP:
                 for iv in host_loop_range(op, values):
                     values[op.induction_var] = iv
-                    self._run_ops(op.body.ops, specs, values, temporaries, drv, keep_temporaries)
+                    self._run_ops(op.body.ops, specs, values, temporaries, drv, keep_temporaries, plan)
             elif role is HostRole.IF:
                 branch = host_if_branch(op, values)
                 if branch is not None:
-                    self._run_ops(branch.ops, specs, values, temporaries, drv, keep_temporaries)
+                    self._run_ops(branch.ops, specs, values, temporaries, drv, keep_temporaries, plan)
 
-    def _launch(self, spec, op: Operation, values: dict, drv) -> None:
+    def _launch(self, spec, op: Operation, values: dict, drv, plan: _Plan | None = None) -> None:
         grid = tuple(int(values[v]) for v in op.grid_size)
         if min(grid) <= 0:  # a symbolic trip count <= 0: no block runs (as the interpreter)
             return
-        args = []
+        args, pointers = [], []
         for p in spec.params:
             if p.kind == "ptr":
+                pointers.append((len(args), p.value))
                 args.append(("void*", values[p.value].ptr))
             elif p.kind == "dim":
                 args.append(("long long", values[p.value].dims[p.dim]))
             else:
                 args.append((p.ctype, values[p.value]))
-        drv.launch(self._function(spec), grid, spec.block, args,
-                   shared_bytes=getattr(spec, "dynamic_shared_bytes", 0))
+        shared = getattr(spec, "dynamic_shared_bytes", 0)
+        if plan is None:
+            drv.launch(self._function(spec), grid, spec.block, args, shared_bytes=shared)
+            return
+        prepared = drv.prepare_launch(self._function(spec), grid, spec.block, args, shared)
+        prepared()
+        plan.launches.append((prepared, pointers))
 
     def time_ms(self, *args, repeat: int = 10, warmup: int = 1) -> float:
         """Median milliseconds of a whole call (CUDA events), after ``warmup`` calls."""
@@ -293,6 +332,41 @@ def _nbytes(t: MemRefType, dims: Sequence[int]) -> int:
     for d in dims:
         n *= d
     return n * element_dtypes(t.element_type)[0].itemsize
+
+
+#: Launch plans kept per executable (one per distinct scalar arguments and dims).
+PLANS = 8
+
+
+@dataclass
+class _Plan:
+    """The launches one call made, replayable for every call with the same scalar arguments and
+    memref dims (the host computes its values, grids and loop trip counts from those alone): each
+    launch checked and packed once; a replay takes the temporaries from the pool, patches the
+    pointer parameters (``pointers``: parameter position -> the memref value it is) and launches.
+    Not replayable when an allocation runs twice in one call (inside a host loop)."""
+
+    temps: list  # (alloc result, bytes), in allocation order
+    launches: list  # (PreparedLaunch, [(parameter position, memref Value)])
+    replayable: bool = True
+
+    def allocate(self, value: Value, nbytes: int) -> None:
+        if any(v is value for v, _ in self.temps):
+            self.replayable = False
+        self.temps.append((value, nbytes))
+
+    def replay(self, exe: CudaExecutable, values: dict, temporaries: list, drv) -> None:
+        ptrs = {}
+        for v, nbytes in self.temps:
+            buf = exe._take(nbytes, drv)
+            temporaries.append(buf)
+            ptrs[v] = buf.ptr
+        with exe._plan_lock:  # the packed parameters are shared by the calls replaying this plan
+            for prepared, pointers in self.launches:
+                packed = prepared.keep[0]
+                for position, v in pointers:
+                    packed[position].value = ptrs[v] if v in ptrs else values[v].ptr
+                prepared()
 
 
 class _Recorder:

@@ -54,7 +54,9 @@ class GPUUnavailableError(LaunchError):
     """No usable GPU (the message says why); raised only when something needs the device."""
 
 
+@functools.cache
 def _drv():
+    """The driver API module (imported once: this is on every launch's path)."""
     return import_cuda("cuda.bindings.driver")
 
 

@@ -250,4 +250,7 @@ def test_the_cuda_host_side_runs_what_host_role_says(keep_temporaries):
     ((fn, grid, block, args),) = drv.launches
     assert (fn, grid, block) == ("kernel", (3, 1, 1), (4, 1, 1))
     assert sorted(ptr for ctype, ptr in args if ctype == "void*") == [0x1000, buf.ptr]
-    assert buf.freed is not keep_temporaries and (temporaries == [buf]) is keep_temporaries
+    assert not buf.freed and (temporaries == [buf]) is keep_temporaries
+    # the dealloc gives the buffer back to the executable's pool (the next call reuses it); bind's
+    # kept temporaries are freed by its caller
+    assert (exe._pool.get(16) == [buf]) is not keep_temporaries

@@ -708,3 +708,90 @@ def test_event_timing():
         times = cuda_driver.time_all_ms(run, repeat=5)
         assert len(times) == 5 and all(0 < t < 1000 for t in times)
         assert 0 < cuda_driver.time_ms(run, repeat=3) < 1000
+
+
+class _FakeDriver:
+    """Stands for runtime.cuda_driver without a GPU: buffers get fresh addresses, launches are
+    prepared by the real packing code and record (kernel, grid, the pointer values they get)."""
+
+    def __init__(self):
+        self.launched, self.next_ptr = [], 1 << 20
+        driver = self
+
+        class DeviceBuffer:
+            def __init__(self, nbytes):
+                self.nbytes, self.ptr = nbytes, driver.next_ptr
+                driver.next_ptr += 1 << 16
+
+            @classmethod
+            def alloc(cls, nbytes):
+                return cls(nbytes)
+
+            def free(self):
+                pass
+
+        self.DeviceBuffer = DeviceBuffer
+
+    def prepare_launch(self, fn, grid, block, args, shared_bytes=0):
+        params, keep = pack_arguments(args)
+        driver = self
+
+        class Prepared:
+            def __init__(self):
+                self.keep = keep
+
+            def __call__(self, stream=None):
+                driver.launched.append((fn, tuple(grid), [v.value for v in keep[0]]))
+
+        return Prepared()
+
+    def launch(self, fn, grid, block, args, shared_bytes=0):
+        self.prepare_launch(fn, grid, block, args, shared_bytes)()
+
+
+def test_a_call_replays_the_launch_plan_of_its_shape_with_this_calls_pointers():
+    """The host function is interpreted once per (scalars, dims): later calls replay the recorded
+    launches with the pointers patched: the arguments' of this call and fresh temporaries."""
+    import affine_ir as air
+    from runtime import cuda
+    from runtime.cuda import _Buffer
+
+    m = air.parse("""
+    func.func @f(%A: memref<64xf32>, %B: memref<64xf32>, %n: index) {
+      %t = memref.alloc() : memref<64xf32>
+      affine.for %i = 0 to 64 {
+        %v = affine.load %A[%i] : memref<64xf32>
+        %w = arith.addf %v, %v : f32
+        affine.store %w, %t[%i] : memref<64xf32>
+      }
+      affine.for %i = 0 to %n {
+        %v = affine.load %t[%i] : memref<64xf32>
+        affine.store %v, %B[%i] : memref<64xf32>
+      }
+      memref.dealloc %t : memref<64xf32>
+      return
+    }""")
+    exe = cuda.compile(m)
+    exe._function = lambda spec: spec.name  # no module to load without a GPU
+    a, b, n = exe.function.args
+
+    drv = _FakeDriver()  # one driver, as the process has one
+
+    def call(pa, pb, count):
+        values, temps, start = {a: _Buffer(pa, (64,)), b: _Buffer(pb, (64,)), n: count}, [], len(drv.launched)
+        exe._run(values, temps, drv)
+        for t in temps:
+            exe._give(t)
+        return drv.launched[start:]
+
+    first = call(100, 200, 64)
+    assert first and len(exe._plans) == 1
+    pointers = {p for _, _, params in first for p in params}
+    temps = pointers - {100, 200, 64}
+    assert {100, 200} <= pointers and temps  # the arguments and the temporary %t
+    again = call(300, 400, 64)  # the plan: no new one, this call's pointers, the pooled temporary
+    assert len(exe._plans) == 1
+    moved = {100: 300, 200: 400}
+    assert again == [(f, g, [moved.get(p, p) for p in params]) for f, g, params in first]
+    other = call(300, 400, 16)  # another scalar: another plan
+    assert len(exe._plans) == 2 and other
