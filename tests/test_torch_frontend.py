@@ -367,16 +367,44 @@ def test_training_mode_gradients_equal_eager():
     assert torch_backend.explain()["unsupported"].get("aten.threshold_backward.default") == 1
 
 
-def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the_matrix_units():
+def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the_matrix_units(tmp_path, monkeypatch):
     """No GPU needed: NVRTC compiles the CUDA C. A GPT-2 block in f16: the 4 linear layers go to
     ``gpu-map-mma`` (fused across ops, they would be two 2-thread kernels)."""
     pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
+    monkeypatch.setenv("AFFINE_IR_CACHE", str(tmp_path))  # the passes run (a cache hit has no trace)
     torch.manual_seed(0)
     gm = aten_graph(GPT2Block(64, 4).half().eval(), torch.randn(2, 8, 64).half())
     run = torch_backend.compile_fx(gm, [], target="cuda")
     applied = [str(d) for t in run.exe.trace for d in t.decisions if str(d).startswith("gpu-map-mma: applied")]
     assert len(applied) == 4, applied
     assert len(run.exe.program.kernels) > 20
+
+
+MIXED = (lambda ids, w, x: (torch.nn.functional.embedding(ids, w) * 2 + torch.where(x > 0, x, 0.5).half().float(),
+                            x > 1),
+         (torch.tensor([[0, 3], [2, 1]]), ints(5, 4), ints(2, 2, 4)))
+
+
+def test_for_the_gpu_bool_and_integer_tensors_and_conversions_compile():
+    """No GPU needed: NVRTC compiles the kernels of a gather by int64 indices, a comparison to a
+    bool output, a where and an f16 round trip."""
+    pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
+    fn, inputs = MIXED
+    run = torch_backend.compile_fx(aten_graph(fn, *inputs), list(inputs), target="cuda")
+    source = run.exe.source
+    assert "const long long* __restrict__" in source and "bool* __restrict__" in source
+    assert run.exe.image is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
+def test_gpu_bool_and_integer_tensors_and_conversions_match_eager():
+    fn, inputs = MIXED
+    inputs = [t.cuda() for t in inputs]
+    run = torch_backend.compile_fx(aten_graph(fn, *inputs), inputs, target="cuda")
+    for _ in range(2):  # the second call replays the launch plan
+        for got, want in zip(run(*inputs), fn(*inputs)):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 def test_a_second_compile_of_the_same_graph_loads_the_program_from_the_disk_cache(tmp_path, monkeypatch):
