@@ -75,7 +75,12 @@ def explain() -> dict:
 
 
 def reset() -> None:
-    """Forget what :func:`explain` and :func:`compiled_graphs` report."""
+    """Forget what :func:`explain` and :func:`compiled_graphs` report (and free the device memory
+    the GPU executables pooled for their temporaries: the next call allocates again)."""
+    for graph in _COMPILED:
+        release = getattr(graph.executable, "release_memory", None)
+        if release is not None:
+            release()
     _FALLBACKS.clear()
     _COMPILED.clear()
 
@@ -137,7 +142,7 @@ def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     entry = graph_cache.key(imported.module, chosen, pipeline)
     compiled = graph_cache.load(entry)
     if compiled is not None:  # another process ran the pipeline: no passes now
-        exe = runtime.compile(compiled, target=chosen, pipeline="")
+        exe = runtime.compile(compiled, target=chosen, pipeline="", guard_module=imported.module)
     else:
         exe = runtime.compile(imported.module, target=chosen, pipeline=pipeline)
         graph_cache.store(entry, exe.module)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, OutputKind
+from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
 from .torch_backend import compile_fx
 from .torch_decompose import DECOMPOSITIONS
@@ -60,6 +60,9 @@ def compile_exported(program: ExportedProgram, target: str = "auto") -> Exported
     state: list[torch.Tensor | None] = []
     for spec in sig.input_specs:
         if spec.kind is InputKind.USER_INPUT:
+            if not isinstance(spec.arg, TensorArgument):
+                raise ValueError(f"input {getattr(spec.arg, 'name', spec.arg)!r}: a non-tensor user input (export "
+                                 "specialized its value; tensors only)")
             state.append(None)
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
             state.append(program.state_dict[spec.target] if spec.target in program.state_dict

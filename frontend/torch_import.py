@@ -144,6 +144,8 @@ ATTENTION = (aten._scaled_dot_product_flash_attention_for_cpu.default,
 #: Ops with several results of which the import computes the first (``getitem`` 0 takes it).
 FIRST_OF_TUPLE = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default,
                   aten.max_pool2d_with_indices.default, *ATTENTION)
+#: The ops that read a ``scalar_tensor`` as a number.
+NUMBER_READERS = frozenset(BINARY) | frozenset(COMPARES) | {aten.where.self, aten.masked_fill.Scalar}
 #: Every ATen overload the import takes (and ``operator.getitem`` of a :data:`FIRST_OF_TUPLE` result).
 SUPPORTED = (frozenset(VIEWS) | frozenset(UNARY) | frozenset(BINARY) | frozenset(CONTRACTIONS) | frozenset(NN_OPS)
              | frozenset(CLAMPS) | frozenset(FIRST_OF_TUPLE) | frozenset(SPLITS) | MIXED
@@ -190,6 +192,8 @@ def _why_not(node: Node) -> str | None:
             return f"uses its results {sorted(used)} (only the first is imported)"
     elif not isinstance(node.meta.get("val"), torch.Tensor):
         return "its result is not one tensor"
+    if node.target is aten.scalar_tensor.default and any(u.target not in NUMBER_READERS for u in node.users):
+        return "a 0-d tensor read by an op that takes only tensors (it is imported as a number)"
     a = _named(node)
     val = node.meta["val"]
     result = (val[0] if isinstance(val, (tuple, list)) else val).dtype
@@ -306,8 +310,8 @@ class _Builder:
         if n.target in VIEWS or n.target in SPLITS:
             return {**VIEWS, **SPLITS}[n.target](*self._arg(n.args))
         a = {name: self._arg(v) for name, v in _named(n).items()}
-        if n.target is aten.scalar_tensor.default:
-            return a["s"]  # a number: the ops reading it take numbers
+        if n.target is aten.scalar_tensor.default:  # a number (its dtype's): the ops reading it take numbers
+            return torch_mixed.rounded(float(a["s"]), _element(n))
         out = self._buffer(n)
         if n.target in MIXED:
             self._mixed(n.target, a, out)

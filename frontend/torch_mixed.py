@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from affine_ir.core import Value
@@ -46,18 +47,19 @@ def _dtype(x) -> torch.dtype | None:
 def dtype_problem(target, args: dict, result: torch.dtype | None) -> str | None:
     """Why the dtypes of a node (its arguments' by schema name, from their FX nodes, and its
     result's) are ones the import does not take; None when they are fine."""
-    dtypes = {name: _dtype(v) for name, v in args.items() if _dtype(v) is not None}
+    dtypes = {f"{name}{q}": _dtype(v) for name, vs in args.items()
+              for q, v in enumerate(vs if isinstance(vs, (list, tuple)) else [vs]) if _dtype(v) is not None}
     if target is aten.embedding.default:
-        if dtypes.get("indices") not in INTEGERS or dtypes.get("weight") not in FLOATS:
+        if dtypes.get("indices0") not in INTEGERS or dtypes.get("weight0") not in FLOATS:
             return "embedding of a non-float weight or by non-integer indices"
         return None
     if target in WHERE:
-        cond = "condition" if target is aten.where.self else "mask"
+        cond = "condition0" if target is aten.where.self else "mask0"
         others = [d for name, d in dtypes.items() if name != cond]
         return None if dtypes.get(cond) is torch.bool and all(d in FLOATS for d in others) else \
             "a where/masked_fill over non-float values or by a non-bool condition"
     if target in CONVERTS:
-        src = dtypes.get("input")
+        src = dtypes.get("input0")
         return None if result in FLOATS and src in (*FLOATS, *INTEGERS, torch.bool) else \
             f"a conversion from {src} to {result} (to f32/f16/bf16 only)"
     if target is aten.scalar_tensor.default:
@@ -87,9 +89,25 @@ def _raw(k: Kernel, a: View, shape: Sequence[int], ivs: Sequence) -> Value:
 
 def compare(k: Kernel, predicate: str, a, b, out: View) -> None:
     """``out = a <predicate> b`` (bool) for float views or numbers, broadcast."""
+    a, b = _as_element_of(a, b), _as_element_of(b, a)
     with k.loops(*zip(DIM_NAMES, out.shape)) as ivs:
         x, y = read(k, a, out.shape, ivs), read(k, b, out.shape, ivs)
         k.b.store(k.b.cmpf(predicate, x, y), out.mem, ivs)
+
+
+def _as_element_of(number, other):
+    """``number`` rounded to the element type of the view ``other`` (PyTorch compares an f16 tensor
+    with a Python number rounded to f16); views and numbers beside numbers unchanged."""
+    if isinstance(number, View) or not isinstance(other, View):
+        return number
+    return rounded(number, str(other.mem.type.element_type))
+
+
+def rounded(number: float, element: str) -> float:
+    """``number`` rounded to the float type ``element`` (``f32``, ``f16``, ``bf16``)."""
+    from affine_ir.floats import numpy_float_dtype
+
+    return float(np.asarray(number, dtype=numpy_float_dtype(element)))
 
 
 def where(k: Kernel, cond: View, x, y, out: View) -> None:
@@ -106,6 +124,8 @@ def convert(k: Kernel, x: View, out: View) -> None:
         v = _raw(k, x, out.shape, ivs)
         if isinstance(v.type, IntegerType):
             v = k.b.cast("uitofp" if v.type.width == 1 else "sitofp", v, k.ctype)
+        else:
+            v = k.b.convert(v, k.ctype)  # exact: f16/bf16 widen to f32 (f16 -> bf16 has no direct cast)
         k.store(v, out.mem, ivs)
 
 

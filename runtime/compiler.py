@@ -36,7 +36,7 @@ def resolve_target(target: str) -> str:
 
 
 def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, arch: str | None = None,
-            pipeline: str | None = None, trace_ir: bool = False, **options):
+            pipeline: str | None = None, trace_ir: bool = False, guard_module: ModuleOp | None = None, **options):
     """Compile ``module`` (its entry function ``fn``) for ``target``; the executable runs on
     numpy arrays (and device arrays for CUDA), updating memref arguments in place.
     ``pipeline``: the pass pipeline run first (None: the target's default,
@@ -55,11 +55,13 @@ def compile(module: ModuleOp, target: str = "auto", *, fn: str | None = None, ar
     one that is out of bounds whatever the arguments raises
     :class:`~runtime.bounds_guard.BoundsCompileError` (a CompileError, located, with a
     witness); those that depend on index arguments or dynamic sizes are checked on every call
-    before anything runs (:class:`~runtime.bounds_guard.BoundsLaunchError`, a LaunchError)."""
+    before anything runs (:class:`~runtime.bounds_guard.BoundsLaunchError`, a LaunchError).
+    ``guard_module``: prove the bounds on this module instead (the program ``module`` was made
+    from by earlier passes, e.g. a cached pipeline result: the same checks as compiling it)."""
     chosen = resolve_target(target)
     if chosen == "cuda" and options.get("check_bounds"):
         raise CompileError("check_bounds=True (a bounds-checked debug build) is a CPU build option; use target='cpu'")
-    guard = compile_time_guard(module, fn)
+    guard = compile_time_guard(guard_module if guard_module is not None else module, fn)
     exe = _compile_for(chosen, module, fn, arch, pipeline, trace_ir, options)
     exe.bounds_guard = guard
     return exe

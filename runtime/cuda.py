@@ -30,6 +30,7 @@ pointers), and so is a read-only array for a written memref
 from __future__ import annotations
 
 import contextlib
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,7 +149,7 @@ class CudaExecutable:
     def _plan_key(self, values: dict) -> tuple:
         """What the host function's launches depend on: the scalar arguments and the memref dims
         (host values are computed from those alone; pointers are patched in per call)."""
-        return tuple(v.dims if isinstance(v, _Buffer) else v for v in (values[p] for p in self.function.args))
+        return tuple(v.dims if isinstance(v, _Buffer) else _exact(v) for v in (values[p] for p in self.function.args))
 
     def _run(self, values: dict, temporaries: list, drv) -> None:
         """Run the host function: replay the plan recorded for these scalars and dims, or interpret
@@ -332,6 +333,11 @@ def _nbytes(t: MemRefType, dims: Sequence[int]) -> int:
     for d in dims:
         n *= d
     return n * element_dtypes(t.element_type)[0].itemsize
+
+
+def _exact(value):
+    """A scalar as a plan key: floats by their bits (-0.0 is not 0.0, a NaN equals itself)."""
+    return ("f", struct.pack("<d", value)) if isinstance(value, float) else value
 
 
 #: Launch plans kept per executable (one per distinct scalar arguments and dims).

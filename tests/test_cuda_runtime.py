@@ -795,3 +795,10 @@ def test_a_call_replays_the_launch_plan_of_its_shape_with_this_calls_pointers():
     assert again == [(f, g, [moved.get(p, p) for p in params]) for f, g, params in first]
     other = call(300, 400, 16)  # another scalar: another plan
     assert len(exe._plans) == 2 and other
+
+
+def test_plan_keys_tell_floats_apart_by_their_bits():
+    from runtime.cuda import _exact
+
+    assert _exact(-0.0) != _exact(0.0)  # baked into the packed parameters: -0.0 must not replay 0.0's plan
+    assert _exact(float("nan")) == _exact(float("nan")) and _exact(3) == 3

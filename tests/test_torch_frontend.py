@@ -111,6 +111,11 @@ EXACT = {
     "masked_fill": (lambda x: torch.masked_fill(x, x > 1, -5.0), (ints(3, 5),)),
     "a bool output": (lambda x, y: (x > y, x * y), (ints(2, 5), ints(2, 5))),
     "dtype conversions f32-f16-bf16": (lambda x: x.half().float() + 2 * x.to(torch.bfloat16).float(), (ints(4, 5),)),
+    "f16 compared with numbers rounded to f16": (lambda x: (x == 0.1, x <= 0.3, x > 0.2),
+                                                  (torch.tensor([0.1, 0.3, 0.2], dtype=torch.float16),)),
+    "f16 to bf16 (through f32)": (lambda x: x.to(torch.bfloat16),
+                                  (torch.tensor([0.1, 3.3, -7.1], dtype=torch.float16),)),
+    "an f16 scalar_tensor, rounded": (lambda x: x * torch.scalar_tensor(0.1, dtype=torch.float16), (ints(3),)),
     "embedding": (lambda ids, w: torch.nn.functional.embedding(ids, w) * 2,
                   (torch.tensor([[0, 3, 4], [2, 2, 1]]), ints(5, 4))),
 }
@@ -246,6 +251,24 @@ def test_an_encoder_layer_with_a_padding_mask_keeps_its_fast_path_op_and_runs_it
         want = layer(x, src_key_padding_mask=mask)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     assert torch_backend.explain()["fallbacks"] >= 1
+
+
+def test_mixed_lists_and_scalar_tensors_read_as_tensors_are_reported_not_crashed_on():
+    bad = unsupported(aten_graph(lambda x, i: torch.cat([x, i]), ints(3), torch.tensor([1, 2])))
+    assert [n.op for n in bad] == ["aten.cat.default"] and "float tensors" in bad[0].reason
+    bad = unsupported(aten_graph(lambda x: x + torch.exp(torch.scalar_tensor(0.5)), ints(3)))
+    assert "aten.scalar_tensor.default" in {n.op for n in bad}
+
+
+def test_torch_export_refuses_a_non_tensor_user_input():
+    from frontend.torch_export import compile_exported
+
+    class Scale(torch.nn.Module):
+        def forward(self, x, n: int):
+            return x * n
+
+    with pytest.raises(ValueError, match="non-tensor user input"):
+        compile_exported(torch.export.export(Scale(), (torch.ones(3), 2)), target="cpu")
 
 
 def test_embedding_indices_out_of_range_are_refused_before_the_call():
