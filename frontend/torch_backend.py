@@ -163,9 +163,10 @@ class _Runner:
                 got = f"{tuple(a.shape)} {a.dtype}" if isinstance(a, torch.Tensor) else type(a).__name__
                 raise ValueError(f"argument #{q}: expected a tensor of shape {shape} and dtype {dtype}, got {got}")
         for q, rows in self.imported.index_ranges:
-            if args[q].numel() and not (0 <= int(args[q].min()) and int(args[q].max()) < rows):
-                raise IndexError(f"argument #{q}: embedding indices must lie in [0, {rows}), got "
-                                 f"[{int(args[q].min())}, {int(args[q].max())}]")
+            if args[q].numel():
+                lo, hi = (int(v) for v in torch.aminmax(args[q]))
+                if not 0 <= lo <= hi < rows:
+                    raise IndexError(f"argument #{q}: embedding indices must lie in [0, {rows}), got [{lo}, {hi}]")
         device = args[0].device if args else torch.device("cpu")
         outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.imported.outputs]
         # the GPU takes the tensors in place (DLPack); the CPU numpy views of their memory

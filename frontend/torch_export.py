@@ -11,7 +11,7 @@ an input (training-mode batch norm) is refused: the compiled function writes onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import torch
 from torch.export import ExportedProgram
@@ -72,10 +72,7 @@ def compile_exported(program: ExportedProgram, target: str = "auto") -> Exported
         else:
             raise ValueError(f"input {spec.arg.name}: a {spec.kind.name.lower()} input (tensors only)")
     placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
-    examples = _examples(placeholders, state)
+    examples = [t if t is not None else n.meta["val"] for n, t in zip(placeholders, state)]
     run = compile_fx(program.graph_module, examples, target)
     return ExportedRunner(program, run, state, len(sig.output_specs) == 1)
 
-
-def _examples(placeholders: Sequence, state: list) -> list[torch.Tensor]:
-    return [s if s is not None else n.meta["val"] for n, s in zip(placeholders, state)]

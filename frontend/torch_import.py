@@ -102,16 +102,20 @@ class Imported:
 
 
 # -- what each node is --------------------------------------------------------------------------------------------
+def _result(node) -> torch.Tensor:
+    """The node's (first) result's fake tensor."""
+    val = node.meta["val"]
+    return val[0] if isinstance(val, (tuple, list)) else val
+
+
 def _shape(node) -> tuple[int, ...]:
     """The node's (first) result's shape."""
-    val = node.meta["val"]
-    return tuple(int(s) for s in (val[0] if isinstance(val, (tuple, list)) else val).shape)
+    return tuple(int(s) for s in _result(node).shape)
 
 
 def _element(node: Node) -> str:
     """The element type of the node's (first) result (``f16``, ``i1``...)."""
-    val = node.meta["val"]
-    return ELEMENTS[(val[0] if isinstance(val, (tuple, list)) else val).dtype]
+    return ELEMENTS[_result(node).dtype]
 
 
 def _op_name(node: Node) -> str:
@@ -195,9 +199,7 @@ def _why_not(node: Node) -> str | None:
     if node.target is aten.scalar_tensor.default and any(u.target not in NUMBER_READERS for u in node.users):
         return "a 0-d tensor read by an op that takes only tensors (it is imported as a number)"
     a = _named(node)
-    val = node.meta["val"]
-    result = (val[0] if isinstance(val, (tuple, list)) else val).dtype
-    return dtype_problem(node.target, a, result) or _argument_problem(node.target, a)
+    return dtype_problem(node.target, a, _result(node).dtype) or _argument_problem(node.target, a)
 
 
 def _argument_problem(target, a: dict) -> str | None:

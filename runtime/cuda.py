@@ -160,8 +160,7 @@ class CudaExecutable:
             plan.replay(self, values, temporaries, drv)
             return
         plan = _Plan([], [])
-        specs = {k.launch: k for k in self.kernels}
-        self._run_ops(self.function.body.ops, specs, values, temporaries, drv, False, plan)
+        self._run_host(values, temporaries, drv, plan=plan)
         if plan.replayable:
             with self._plan_lock:
                 if len(self._plans) >= PLANS:
@@ -247,12 +246,13 @@ class CudaExecutable:
             self._functions[spec.name] = cuda_driver.load_module(self.image).function(spec.name, len(spec.params))
         return self._functions[spec.name]
 
-    def _run_host(self, values: dict, temporaries: list, drv, keep_temporaries: bool = False) -> None:
+    def _run_host(self, values: dict, temporaries: list, drv, keep_temporaries: bool = False,
+                  plan: _Plan | None = None) -> None:
         """Execute the host function: host values, allocations, launches, host loops of them.
         ``keep_temporaries`` (for :meth:`bind`): ``memref.dealloc`` frees nothing, the caller
-        frees the temporaries after the last launch."""
+        frees the temporaries after the last launch. ``plan``: record the launches into it."""
         specs = {k.launch: k for k in self.kernels}
-        self._run_ops(self.function.body.ops, specs, values, temporaries, drv, keep_temporaries)
+        self._run_ops(self.function.body.ops, specs, values, temporaries, drv, keep_temporaries, plan)
 
     def _run_ops(self, ops, specs: dict, values: dict, temporaries: list, drv, keep_temporaries: bool,
                  plan: _Plan | None = None) -> None:
