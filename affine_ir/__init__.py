@@ -50,6 +50,8 @@ from .traits import (
     SameOperandsAndResultType,
     SubgroupCollective,
     Synchronization,
+    ViewLike,
+    WarpgroupCollective,
     has_only_read_effects,
     is_memory_effect_free,
     is_trivially_dead,
@@ -121,6 +123,6 @@ __all__ = [
     "Commutative", "ConstantLike", "EffectKind", "IsTerminator", "IsolatedFromAbove", "KernelScope",
     "LoopLikeOpInterface", "MemRefAccessInterface", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure",
     "RecursiveMemoryEffects", "ReturnLike", "SameOperandsAndResultType", "SubgroupCollective", "Synchronization",
-    "has_only_read_effects",
+    "ViewLike", "WarpgroupCollective", "has_only_read_effects",
     "is_memory_effect_free", "is_trivially_dead", "read_values", "would_be_trivially_dead", "written_values",
 ]

@@ -167,18 +167,26 @@ class Parser(AffineParser):
         for op in ops:
             module.body.append(op)
         while self.peek().kind != "eof":
-            if self.peek().kind == "hash":
-                raise self.error("attribute alias definitions must come before all operations")
+            if self.peek().kind in ("hash", "bang"):
+                what = "attribute" if self.peek().kind == "hash" else "type"
+                raise self.error(f"{what} alias definitions must come before all operations")
             module.body.append(self.parse_op())
         return module
 
     def _parse_alias_definitions(self) -> None:
-        while self.peek().kind == "hash":
+        """``#name = attribute`` and ``!name = type`` lines before the first op (MLIR's aliases; a name
+        with a '.' is reserved for dialect attributes and types, as in MLIR)."""
+        while self.peek().kind in ("hash", "bang"):
             tok = self.next()
-            if tok.text in self.aliases:
-                raise self.error(f"redefinition of attribute alias '{tok.text}'", tok.loc)
+            is_type = tok.kind == "bang"
+            what, table = ("type", self.type_aliases) if is_type else ("attribute", self.aliases)
+            if tok.text in table:
+                raise self.error(f"redefinition of {what} alias '{tok.text}'", tok.loc)
+            if is_type and "." in tok.text:
+                raise self.error(f"type alias names may not contain '.' (reserved for dialect types): "
+                                 f"'{tok.text}'", tok.loc)
             self.expect("=")
-            self.aliases[tok.text] = self.parse_attribute()
+            table[tok.text] = self.parse_type() if is_type else self.parse_attribute()
 
 
 def parse(text: str, filename: str = "<string>", line_offset: int = 0, allow_unregistered: bool = False) -> Operation:

@@ -1,7 +1,7 @@
 """The parser's foundation: tokens, literals, names and the scopes of SSA values.
 
 :class:`ParserBase` holds what every part of the parser uses (the lexer, attribute
-aliases, value scopes); ``parser_types``, ``parser_affine`` and ``parser`` build on it.
+and type aliases, value scopes); ``parser_types``, ``parser_affine`` and ``parser`` build on it.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ MAX_NESTING = 100  # regions, parentheses, arrays, function types
 
 
 class ParserBase:
-    """Parser state: the lexer, value scopes and attribute aliases."""
+    """Parser state: the lexer, value scopes, attribute and type aliases."""
 
     def __init__(self, text: str, filename: str = "<string>", line_offset: int = 0):
         self.lex = Lexer(text, filename, line_offset)
         self.aliases: dict[str, object] = {}
+        # Type aliases (``!name = type`` at the top): ``!name`` -> the type.
+        self.type_aliases: dict[str, Type] = {}
         # Each scope: (names -> values, isolated?)
         self.scopes: list[tuple[dict[str, list[Value]], bool]] = [({}, True)]
         # Steps that need the finished module (its ops linked to their parents), in order.

@@ -22,7 +22,8 @@ from .bigint import decimal_to_int, describe_int
 from .core import Operation, Value
 from .errors import Location
 from .lexer import Token
-from .parser_base import ParserBase, describe_token
+from .parser_base import describe_token
+from .parser_nvgpu_types import NVGPU_TYPE_NAMES, NVGPUTypeParser
 from .types import (
     INT64_MAX,
     FloatType,
@@ -33,6 +34,7 @@ from .types import (
     MemRefType,
     MMAMatrixType,
     Type,
+    UnrankedMemRefType,
     VectorType,
     async_token,
     i1,
@@ -40,17 +42,19 @@ from .types import (
     memref,
     scalar,
     shaped_type_size_problem,
+    unranked_memref,
     vector,
 )
 
 _describe = describe_token
 _SHAPE = re.compile(r"(?:(?:\d+|\?)[ \t\r\n]*x[ \t\r\n]*)*")  # '4x?x', also spaced: '4 x ? x'
 _DIM = re.compile(r"\d+|\?")
+_UNRANKED = re.compile(r"\*[ \t\r\n]*x")  # the '*x' of 'memref<*xf16>' ('xf16' alone would lex as a name)
 _SCALAR_NAMES = re.compile(r"(index|i\d+|f16|bf16|f32|f64)\Z")
 _MAX_INT_WIDTH = (1 << 24) - 1  # MLIR's IntegerType::kMaxWidth
 
 
-class TypeAttrParser(ParserBase):
+class TypeAttrParser(NVGPUTypeParser):
     """Parses types and attributes (and the attribute dictionaries of ops)."""
 
     # -- types ------------------------------------------------------------------
@@ -64,14 +68,30 @@ class TypeAttrParser(ParserBase):
                 return scalar(tok.text)
             if tok.text in ("memref", "vector"):
                 return self._parse_shaped_type()
-        if tok.kind == "bang" and tok.text == "!gpu.mma_matrix":
-            return self._parse_mma_type()
-        if tok.kind == "bang" and tok.text == "!nvgpu.device.async.token":
-            self.next()
-            return async_token
+        if tok.kind == "bang":
+            return self._parse_bang_type()
         if tok.text == "(":
             return self.parse_function_type()
         raise self.error(f"expected type, found {_describe(tok)}")
+
+    def _parse_bang_type(self) -> Type:
+        """``!alias``, ``!gpu.mma_matrix<...>``, ``!nvgpu.device.async.token`` or an nvgpu type of
+        the Hopper ops; a located error for an undefined alias or an unknown dialect type."""
+        tok = self.peek()
+        if tok.text in self.type_aliases:
+            self.next()
+            return self.type_aliases[tok.text]
+        if tok.text == "!gpu.mma_matrix":
+            return self._parse_mma_type()
+        self.next()
+        if tok.text == "!nvgpu.device.async.token":
+            return async_token
+        t = self.nvgpu_type_named(tok)
+        if t is not None:
+            return t
+        if "." not in tok.text:
+            raise self.error(f"undefined type alias '{tok.text}'", tok.loc)
+        raise self.error(f"unknown type '{tok.text}'", tok.loc)
 
     def parse_colon_type(self) -> Type:
         self.expect(":")
@@ -123,6 +143,8 @@ class TypeAttrParser(ParserBase):
         kind = self.next().text
         self.expect("<")
         start = self.loc()
+        if kind == "memref" and self.lex.match_raw(_UNRANKED):
+            return self._parse_unranked_rest(start)
         shape = self._parse_shape()
         tok = self.peek()
         if not ((tok.kind == "id" and (_SCALAR_NAMES.match(tok.text) or tok.text in ("memref", "vector")))
@@ -131,7 +153,8 @@ class TypeAttrParser(ParserBase):
                              f"found {_describe(tok)}")
         elem = self.parse_type()
         # A memref may hold vectors (memref<4x4xvector<8xf32>>, as in MLIR); a vector holds scalars.
-        if isinstance(elem, (FunctionType, MemRefType)) or (kind == "vector" and isinstance(elem, VectorType)):
+        if isinstance(elem, (FunctionType, MemRefType, UnrankedMemRefType, *NVGPU_TYPE_NAMES)) or \
+                (kind == "vector" and isinstance(elem, VectorType)):
             raise self.error(f"invalid {kind} element type {elem}", start)
         if kind == "vector":
             if not shape or any(d is None or d <= 0 for d in shape):
@@ -147,6 +170,15 @@ class TypeAttrParser(ParserBase):
         if problem is not None:
             raise self.error(problem, start)
         return t
+
+    def _parse_unranked_rest(self, start: Location) -> UnrankedMemRefType:
+        """The rest of ``memref<*xf16[, space]>`` after ``*x``."""
+        elem = self.parse_type()
+        if not isinstance(elem, (IntegerType, FloatType, IndexType, VectorType)):
+            raise self.error(f"invalid memref element type {elem}", start)
+        space = self._parse_memory_space() if self.accept(",") else None
+        self.expect(">")
+        return unranked_memref(elem, space)
 
     def _parse_memory_space(self):
         tok = self.peek()

@@ -56,6 +56,17 @@ on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``
 store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync`` (``gpu.subgroup_mma_elementwise`` and
 ``nvgpu.mma.sync`` are also ``Pure``; ``nvgpu.device_async_copy`` READs its source and WRITEs its
 destination; ``nvgpu.device_async_create_group/wait`` have unknown effects: nothing moves across them);
+``WarpgroupCollective``: ``nvgpu.warpgroup.mma/mma.store``, ``nvvm.wgmma.fence.aligned/commit.group.sync.aligned/
+wait.group.sync.aligned``; ``ViewLike`` (and ``Pure``): ``memref.view``, ``memref.cast``. The Hopper ops
+(:mod:`affine_ir.dialects.nvgpu_hopper`, :mod:`affine_ir.dialects.nvvm`): the mbarrier ops, fences, waits,
+``nvgpu.tma.prefetch.descriptor`` and the bulk-group ops have unknown effects (they act on barriers or
+asynchronous state: never erased, nothing moves across them); ``nvgpu.mbarrier.create`` ALLOCATEs its
+result; ``nvgpu.tma.async.load`` WRITEs its destination (and READs and WRITEs unnamed memory: the global
+tensor and the mbarrier), ``nvgpu.tma.async.store`` READs its source (and WRITEs unnamed memory);
+``nvgpu.warpgroup.generate.descriptor`` READs its shared-memory tile, ``nvgpu.warpgroup.mma`` READs and
+WRITEs unnamed memory (its operands' tiles, the wgmma groups), ``nvgpu.warpgroup.mma.store`` WRITEs its
+destination; ``nvgpu.warpgroup.mma.init.accumulator`` is ``Pure``, ``nvgpu.tma.create.descriptor`` has
+``NoMemoryEffect`` (not speculatable: encoding can fail).
 ``Arithmetic``: the arith and math elementwise ops, comparisons,
 ``arith.select`` and casts; ``ExactFold``: every arith op but ``arith.constant``, and ``math.absf/floor/
 ceil/sqrt/fma``; ``Involution``: ``arith.negf``. Effects: loads READ and stores WRITE their memref (affine,
@@ -84,7 +95,7 @@ __all__ = [
     "AffineScope", "AlwaysSpeculatable", "Arithmetic", "Commutative", "ConstantLike", "EffectKind", "IsTerminator",
     "IsolatedFromAbove", "KernelScope", "MemoryEffect", "NoMemoryEffect", "OpTrait", "Pure", "RecursiveMemoryEffects",
     "ReturnLike", "SameOperandsAndResultType", "SubgroupCollective", "Synchronization", "AffineMapValue", "ExactFold",
-    "Involution",
+    "Involution", "ViewLike", "WarpgroupCollective", "view_source",
     "LEGACY_FLAGS", "TraitFlag",
     "collect_traits",
     "trait_closure", "has_only_read_effects", "is_memory_effect_free", "only_allocates_results", "only_frees_memory",
@@ -182,6 +193,21 @@ class SubgroupCollective(OpTrait):
     every lane of the warp must reach it, so it may not be moved into control flow that only some
     lanes take (hoisting it out of such control flow is fine). The interpreter runs it once per
     warp with the operands of all 32 lanes."""
+
+
+class WarpgroupCollective(OpTrait):
+    """The 128 threads of a warpgroup (4 consecutive warps, linear thread id // 128) execute the op
+    together (``nvgpu.warpgroup.mma/mma.store``, ``nvvm.wgmma.*``): every thread of the warpgroup must
+    reach it, so it may not be moved into control flow that only some of them take. Not a kind of
+    :class:`SubgroupCollective`: a pass that must keep warp-collective ops out of divergent control
+    flow asks for both."""
+
+
+class ViewLike(OpTrait):
+    """The op's single result is a memref that views the memory of its first operand, its ``source``
+    (MLIR's ``ViewLikeOpInterface``; ``memref.view``, ``memref.cast``): an access through the result
+    is an access to the source's memory. Analyses that take distinct memref values not to alias must
+    follow :func:`view_source` (or treat a view as an escape of its source)."""
 
 
 class AffineMapValue(OpTrait):
@@ -361,3 +387,15 @@ def only_allocates_results(op: Operation) -> bool:
 def frees(op: Operation, value: Value) -> bool:
     """Whether ``op`` declares a FREE effect on ``value`` (``memref.dealloc``)."""
     return any(e.kind is EffectKind.FREE and e.value is value for e in op.memory_effects() or ())
+
+
+def view_source(value: Value) -> Value:
+    """The memref whose memory ``value`` views: through every :class:`ViewLike` op that defines it
+    (``memref.view``, ``memref.cast``) back to the first value not defined by one (``value`` itself
+    when it is no view). Two memref values may alias only if their view sources are the same value
+    (or a function argument or a call result is involved)."""
+    from .core import Operation
+
+    while isinstance(value.owner, Operation) and value.owner.has_trait(ViewLike) and value.owner.operands:
+        value = value.owner.operands[0]
+    return value

@@ -19,6 +19,11 @@ def _intern(t):
     return _INTERNED.setdefault(t, t)
 
 
+def intern(t: Type) -> Type:
+    """The one interned instance of type ``t`` (an equal type made earlier, or ``t`` itself)."""
+    return _intern(t)
+
+
 class Type:
     """Base of all IR types."""
 
@@ -142,6 +147,98 @@ class DeviceAsyncTokenType(Type):
 
 
 @dataclass(frozen=True, repr=False)
+class UnrankedMemRefType(Type):
+    """``memref<*xf16>`` or ``memref<*xf16, 3>``: a memref of unknown rank (``memref.cast`` of a ranked
+    memref; what ``nvgpu.tma.create.descriptor`` takes). Not a :class:`MemRefType`: nothing indexes it."""
+
+    element_type: Type
+    memory_space: object = None
+
+    def __str__(self) -> str:
+        space = "" if self.memory_space is None else f", {self.memory_space}"
+        return f"memref<*x{self.element_type}{space}>"
+
+
+@dataclass(frozen=True, repr=False)
+class MBarrierGroupType(Type):
+    """``!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>``: a group
+    of ``num_barriers`` hardware mbarriers (PTX ``mbarrier``), indexed by ``mbar_id`` in the ops
+    (``, num_barriers = N`` is omitted when 1, as upstream prints)."""
+
+    memory_space: object
+    num_barriers: int = 1
+
+    def __str__(self) -> str:
+        n = "" if self.num_barriers == 1 else f", num_barriers = {self.num_barriers}"
+        return f"!nvgpu.mbarrier.group<memorySpace = {self.memory_space}{n}>"
+
+
+@dataclass(frozen=True, repr=False)
+class MBarrierTokenType(Type):
+    """``!nvgpu.mbarrier.token``: the state an ``nvgpu.mbarrier.arrive`` returns."""
+
+    def __str__(self) -> str:
+        return "!nvgpu.mbarrier.token"
+
+
+#: The enumerated parameters of ``!nvgpu.tensormap.descriptor`` and their values (upstream's spellings).
+TMA_SWIZZLES = ("none", "swizzle_32b", "swizzle_64b", "swizzle_128b")
+TMA_L2PROMOS = ("none", "l2promo_64b", "l2promo_128b", "l2promo_256b")
+TMA_OOBS = ("zero", "nan")
+TMA_INTERLEAVES = ("none", "interleave_16b", "interleave_32b")
+
+
+def swizzle_bytes(swizzle: str) -> int | None:
+    """The span in bytes of a TMA swizzle mode (``swizzle_128b``: 128), None for ``none``."""
+    return int(swizzle[len("swizzle_"):-1]) if swizzle.startswith("swizzle_") else None
+
+
+@dataclass(frozen=True, repr=False)
+class TensorMapDescriptorType(Type):
+    """``!nvgpu.tensormap.descriptor<tensor = memref<128x64xf16, 3>, swizzle = swizzle_128b, l2promo =
+    none, oob = zero, interleave = none>``: a TMA descriptor (CUDA ``CUtensorMap``) whose box is the
+    shared-memory tile ``tensor``, with its swizzle, L2 promotion, out-of-bounds fill and interleave."""
+
+    tensor: MemRefType
+    swizzle: str = "none"
+    l2promo: str = "none"
+    oob: str = "zero"
+    interleave: str = "none"
+
+    def __post_init__(self):
+        for what, value, allowed in (("swizzle", self.swizzle, TMA_SWIZZLES), ("l2promo", self.l2promo, TMA_L2PROMOS),
+                                     ("oob", self.oob, TMA_OOBS), ("interleave", self.interleave, TMA_INTERLEAVES)):
+            if value not in allowed:
+                raise ValueError(f"unknown {what} {value!r} (one of {', '.join(allowed)})")
+
+    def __str__(self) -> str:
+        return (f"!nvgpu.tensormap.descriptor<tensor = {self.tensor}, swizzle = {self.swizzle}, l2promo = "
+                f"{self.l2promo}, oob = {self.oob}, interleave = {self.interleave}>")
+
+
+@dataclass(frozen=True, repr=False)
+class WarpgroupDescriptorType(Type):
+    """``!nvgpu.warpgroup.descriptor<tensor = memref<128x64xf16, 3>>``: a wgmma matrix descriptor of a
+    shared-memory operand tile (its address, layout and swizzle)."""
+
+    tensor: MemRefType
+
+    def __str__(self) -> str:
+        return f"!nvgpu.warpgroup.descriptor<tensor = {self.tensor}>"
+
+
+@dataclass(frozen=True, repr=False)
+class WarpgroupAccumulatorType(Type):
+    """``!nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>>``: a warpgroup's whole M x N
+    accumulator tile, held in fragments by its 128 threads (see :mod:`affine_ir.dialects.nvgpu_hopper`)."""
+
+    fragmented: VectorType
+
+    def __str__(self) -> str:
+        return f"!nvgpu.warpgroup.accumulator<fragmented = {self.fragmented}>"
+
+
+@dataclass(frozen=True, repr=False)
 class FunctionType(Type):
     """``(i32, f32) -> f32``: the type of a ``func.func``."""
 
@@ -178,6 +275,7 @@ bf16 = _intern(FloatType("bf16"))
 f32 = _intern(FloatType("f32"))
 f64 = _intern(FloatType("f64"))
 async_token = _intern(DeviceAsyncTokenType())
+mbarrier_token = _intern(MBarrierTokenType())
 
 _SCALARS = {str(t): t for t in (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)}
 
@@ -197,6 +295,13 @@ def memref(shape, element_type: Type | str, memory_space=None) -> MemRefType:
     if isinstance(element_type, str):
         element_type = scalar(element_type)
     return _intern(MemRefType(tuple(shape), element_type, memory_space))
+
+
+def unranked_memref(element_type: Type | str, memory_space=None) -> UnrankedMemRefType:
+    """An interned ``memref<*x...>`` type; ``element_type`` may be given by name."""
+    if isinstance(element_type, str):
+        element_type = scalar(element_type)
+    return _intern(UnrankedMemRefType(element_type, memory_space))
 
 
 def vector(shape, element_type: Type | str) -> VectorType:

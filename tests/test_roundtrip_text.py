@@ -17,7 +17,7 @@ import pytest
 import affine_ir as air
 from affine_ir.dialects import affine as affine_d
 from affine_ir.dialects import arith, gpu, math, memref, vector
-from affine_ir.testing.examples import MINMAX_NEST, SHIFT
+from affine_ir.testing.examples import HOPPER, MINMAX_NEST, SHIFT
 
 SHIFT_AND_MM = SHIFT + MINMAX_NEST
 
@@ -303,6 +303,7 @@ CORPUS = {
     "gpu": GPU,
     "nvgpu": NVGPU,
     "attributes": ATTRIBUTES,
+    "hopper": HOPPER,
 }
 IREE_OPT = shutil.which("iree-opt")
 needs_iree = pytest.mark.skipif(IREE_OPT is None, reason="iree-opt (pip install iree-base-compiler) not on PATH")

@@ -48,6 +48,8 @@ OLD_PURE_NAMES = {
     "gpu.subgroup_mma_constant_matrix", "vector.reduction",
     # added after the traits (issue 18), pure as in MLIR:
     "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync", "vector.extract", "vector.insert", "vector.extract_strided_slice",
+    # added with the Hopper ops (issue 19), pure as in MLIR (the views are also ViewLike):
+    "memref.view", "memref.cast", "nvgpu.warpgroup.mma.init.accumulator",
 }
 OLD_PURE_BASES = (ElementwiseOp, ConversionOp)
 OLD_TERMINATORS = {"func.return", "affine.yield", "gpu.terminator"}
@@ -183,7 +185,7 @@ def test_old_booleans_are_the_traits(name):
     assert cls.has_trait(T.Commutative) == (name in OLD_COMMUTATIVE)
     assert cls.has_trait(T.KernelScope) == (name == "gpu.launch")  # CSE's SCOPE_BARRIERS
     assert cls.has_trait(T.ConstantLike) == (name == "arith.constant")
-    assert cls.has_trait(T.Synchronization) == (name == "gpu.barrier")
+    assert cls.has_trait(T.Synchronization) == (name in ("gpu.barrier", "nvvm.barrier"))
     assert cls.has_trait(T.AffineMapValue) == (name in ("affine.apply", "affine.min", "affine.max"))  # HOST_MAPS
     assert cls.has_trait(T.RecursiveMemoryEffects) == (name in ("affine.for", "affine.if", "affine.parallel"))
     assert cls.has_trait(T.SameOperandsAndResultType) == issubclass(cls, ElementwiseOp)

@@ -1,3 +1,16 @@
 """Op definitions, one module per MLIR dialect. Importing this package registers them all."""
 
-from . import affine, arith, builtin, func, gpu, math, memref, nvgpu, unregistered, vector  # noqa: F401
+from . import (  # noqa: F401
+    affine,
+    arith,
+    builtin,
+    func,
+    gpu,
+    math,
+    memref,
+    nvgpu,
+    nvgpu_hopper,
+    nvvm,
+    unregistered,
+    vector,
+)

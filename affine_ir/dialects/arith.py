@@ -134,6 +134,14 @@ _UNSIGNED_CASTS = frozenset({"uitofp", "fptoui", "extui"})
 _TRAPS_ON_ZERO = frozenset({"floordivsi"})
 
 
+def constant_int(v) -> int | None:
+    """The value of ``v`` when an ``arith.constant`` of an integer or index type defines it; else None."""
+    owner = v.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, int) and not isinstance(owner.value, bool):
+        return owner.value
+    return None
+
+
 def _elementwise(op_name: str, arity: int, kind: str, doc: str) -> type:
     short = op_name.split(".")[1]
     base, extra = ElementwiseOp, {}

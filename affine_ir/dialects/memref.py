@@ -1,4 +1,9 @@
-"""The ``memref`` dialect: allocation and non-affine (dynamic-index) access."""
+"""The ``memref`` dialect: allocation, non-affine (dynamic-index) access, and views.
+
+``memref.view`` (a typed view of a byte buffer) and ``memref.cast`` (to an unranked memref, what
+``nvgpu.tma.create.descriptor`` takes) are :class:`~affine_ir.traits.ViewLike`: their result is
+the memory of their source, under another type. Nothing is copied; follow
+:func:`~affine_ir.traits.view_source` to the memref whose memory an access touches."""
 
 from __future__ import annotations
 
@@ -6,9 +11,17 @@ from collections.abc import Sequence
 
 from ..core import Operation, Value
 from ..interfaces import MemRefAccessInterface
-from ..traits import EffectKind, MemoryEffect, Pure
-from ..types import FloatType, MemRefType, index
+from ..traits import EffectKind, MemoryEffect, Pure, ViewLike
+from ..types import (
+    FloatType,
+    MemRefType,
+    UnrankedMemRefType,
+    element_size_in_bytes,
+    i8,
+    index,
+)
 from ._simple import build_from_operands, verify_element_type
+from .arith import constant_int
 
 
 class _AllocLike(Operation):
@@ -265,3 +278,146 @@ class AtomicRMWOp(MemRefAccessInterface):
             raise self.error(f"value and result must be the element type {t.element_type}")
         if (self.kind in _FLOAT_ATOMIC_KINDS) != isinstance(t.element_type, FloatType):
             raise self.error(f"kind '{self.kind}' does not apply to {t.element_type}")
+
+
+class ViewOp(Operation):
+    """``%v = memref.view %buf[%byte_shift][%sizes] : memref<2048xi8, 3> to memref<?x64xf16, 3>``:
+    the bytes of a 1-D ``i8`` buffer from ``byte_shift`` on, seen as an identity-layout memref of
+    the result type (one ``sizes`` operand per dynamic dimension of the result), in the same memory
+    space. The result aliases the buffer (:class:`~affine_ir.traits.ViewLike`); the op itself
+    touches no memory (``Pure``, as in MLIR)."""
+
+    name = "memref.view"
+    traits = frozenset({Pure, ViewLike})
+
+    def __init__(self, source: Value, byte_shift: Value, sizes: Sequence[Value], result_type: MemRefType,
+                 location=None, name_hint=None, attributes=None):
+        super().__init__([source, byte_shift, *sizes], [result_type], attributes, location=location,
+                         result_names=[name_hint])
+
+    @property
+    def source(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def byte_shift(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def sizes(self) -> tuple[Value, ...]:
+        return self.operands[2:]
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        return cls(operands[0], operands[1], operands[2:], result_types[0], location=location)
+
+    def print_(self, p) -> None:
+        p.write(f"memref.view {p.value(self.source)}[{p.value(self.byte_shift)}][{p.values(self.sizes)}]"
+                f"{p.attr_dict(self)} : {self.source.type} to {self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        src, shift = p.parse_indexed_operand()
+        if len(shift) != 1:
+            raise p.error(f"'memref.view' takes one byte shift in '[...]', got {len(shift)}", loc)
+        p.expect("[")
+        sizes = p.parse_operands("]")
+        attrs, t, tloc = p.parse_attrs_and_type(src)
+        p.expect("to")
+        rloc = p.loc()
+        rt = p.parse_type()
+        if not isinstance(rt, MemRefType):
+            raise p.error(f"'memref.view' gives a ranked memref, found {rt}", rloc)
+        return cls(src, shift[0], sizes, rt, location=loc, attributes=attrs)
+
+    def verify_(self) -> None:
+        if len(self.operands) < 2:
+            raise self.error("takes a source buffer and a byte shift")
+        st, rt = self.source.type, self.result.type
+        if not isinstance(st, MemRefType) or st.rank != 1 or st.element_type != i8:
+            raise self.error(f"the source must be a 1-D memref of i8 (bytes) with identity layout, got {st}")
+        if not isinstance(rt, MemRefType):
+            raise self.error(f"the result must be a ranked memref, got {rt}")
+        if st.memory_space != rt.memory_space:
+            raise self.error(f"the source and the view must be in one memory space, got {st} and {rt}")
+        if element_size_in_bytes(rt.element_type) is None:
+            raise self.error(f"cannot view bytes as elements of {rt.element_type}")
+        if self.byte_shift.type != index:
+            raise self.error(f"the byte shift must be an index, got {self.byte_shift.type}")
+        n_dyn = sum(d is None for d in rt.shape)
+        if len(self.sizes) != n_dyn or any(v.type != index for v in self.sizes):
+            raise self.error(f"needs one index size per dynamic dimension of {rt} ({n_dyn}), got "
+                             f"{len(self.sizes)}")
+        if any(d is not None and d < 0 for d in rt.shape):
+            raise self.error(f"negative dimension in {rt}")
+        self._verify_bounds()
+
+    def _verify_bounds(self) -> None:
+        """With a constant byte shift (and static sizes): the view lies inside the buffer."""
+        shift = constant_int(self.byte_shift)
+        if shift is None:
+            return
+        if shift < 0:
+            raise self.error(f"negative byte shift {shift}")
+        rt, size = self.result.type, self.source.type.shape[0]
+        nbytes = rt.num_elements
+        if nbytes is None or size is None:
+            return
+        nbytes *= element_size_in_bytes(rt.element_type) or 1
+        if shift + nbytes > size:
+            raise self.error(f"the view of {nbytes} bytes at byte {shift} runs past the end of the {size}-byte "
+                             "buffer")
+
+
+class CastOp(Operation):
+    """``%u = memref.cast %m : memref<4096x4096xf16> to memref<*xf16>``: the same memory as an unranked
+    memref (what ``nvgpu.tma.create.descriptor`` takes). Only ranked -> unranked casts of one element
+    type and memory space (and casts to the same type) are supported for now. ``Pure`` and
+    :class:`~affine_ir.traits.ViewLike`, as in MLIR."""
+
+    name = "memref.cast"
+    traits = frozenset({Pure, ViewLike})
+
+    def __init__(self, source: Value, result_type, location=None, name_hint=None, attributes=None):
+        super().__init__([source], [result_type], attributes, location=location, result_names=[name_hint])
+
+    @property
+    def source(self) -> Value:
+        return self.operands[0]
+
+    @classmethod
+    def from_generic(cls, operands, result_types, attributes, location):
+        (src,), (rt,) = operands, result_types
+        return cls(src, rt, location=location)
+
+    def print_(self, p) -> None:
+        p.write(f"memref.cast {p.value(self.source)}{p.attr_dict(self)} : {self.source.type} to "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        src = p.parse_operand()
+        attrs, st, _ = p.parse_attrs_and_type(src)
+        p.expect("to")
+        rloc = p.loc()
+        rt = p.parse_type()
+        problem = cls.cast_problem(st, rt)
+        if problem is not None:
+            raise p.error(f"'memref.cast' {problem}", rloc)
+        return cls(src, rt, location=loc, attributes=attrs)
+
+    @staticmethod
+    def cast_problem(st, rt) -> str | None:
+        """Why a cast from ``st`` to ``rt`` is refused, or None."""
+        if st == rt and isinstance(st, MemRefType):
+            return None
+        if isinstance(st, MemRefType) and isinstance(rt, UnrankedMemRefType) and \
+                st.element_type == rt.element_type and st.memory_space == rt.memory_space:
+            return None
+        return (f"supports only ranked -> unranked casts of one element type and memory space (or to the same type) "
+                f"for now, got {st} to {rt}")
+
+    def verify_(self) -> None:
+        problem = self.cast_problem(self.source.type, self.result.type)
+        if problem is not None:
+            raise self.error(problem)

@@ -117,7 +117,7 @@ def _int_attr(attrs: dict, key: str) -> int | None:
     return a.value if isinstance(a, IntegerAttr) else None
 
 
-def _parse_keyword_attrs(p, attrs: dict, spec: dict) -> None:
+def parse_keyword_attrs(p, attrs: dict, spec: dict) -> None:
     """Upstream's keyword spelling: ``name = value`` for each ``spec`` entry ``name: parser`` that
     follows (in any order), or a bare ``name`` for a unit attribute (``parser`` None)."""
     progress = True
@@ -182,7 +182,7 @@ class LdMatrixOp(Operation):
     def parse_(cls, p, loc):
         m, idx = p.parse_indexed_operand()
         attrs: dict = {}
-        _parse_keyword_attrs(p, attrs, {"numTiles": p.parse_integer, "transpose": p.parse_attribute})
+        parse_keyword_attrs(p, attrs, {"numTiles": p.parse_integer, "transpose": p.parse_attribute})
         extra = p.parse_optional_attr_dict()
         for key in ("numTiles", "transpose"):
             if key in extra:
@@ -258,7 +258,7 @@ class MmaSyncOp(Operation):
         if len(vals) != 3:
             raise p.error(f"'nvgpu.mma.sync' takes 3 operands (A, B, C), got {len(vals)}", loc)
         attrs: dict = {}
-        _parse_keyword_attrs(p, attrs, {"mmaShape": p.parse_attribute, "tf32Enabled": None})
+        parse_keyword_attrs(p, attrs, {"mmaShape": p.parse_attribute, "tf32Enabled": None})
         extra = p.parse_optional_attr_dict()
         for key in ("mmaShape", "tf32Enabled"):
             if key in extra:
@@ -455,7 +455,7 @@ class DeviceAsyncWaitOp(Operation):
     def parse_(cls, p, loc):
         g = p.parse_operand(async_token)
         attrs: dict = {}
-        _parse_keyword_attrs(p, attrs, {"numGroups": p.parse_integer})
+        parse_keyword_attrs(p, attrs, {"numGroups": p.parse_integer})
         extra = p.parse_optional_attr_dict()
         n = attrs.get("numGroups", extra.pop("numGroups", None))
         if isinstance(n, IntegerAttr):

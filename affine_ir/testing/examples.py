@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the MLIR text of HOPPER keeps its long lines)
 """Fixed example programs (MLIR text), useful as seeds and as readable test cases.
 
 Each holds one ``func.func @kernel``; all are in bounds for inputs from
@@ -222,6 +223,55 @@ func.func @mm(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>, %N:
       }
     }
   }
+  return
+}
+"""
+
+# The Hopper ops (issue 19): every op and type of affine_ir.dialects.nvgpu_hopper and .nvvm, with
+# type aliases, memref.view and memref.cast, as upstream MLIR (iree-opt) parses it. Not a program to
+# run (its ops are not in a gpu.launch): a parser and printer case.
+HOPPER = """\
+!barrierType = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+!tmaA = !nvgpu.tensormap.descriptor<tensor = memref<128x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!tmaB = !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @f(%a: memref<*xf16>, %g: memref<4096x4096xf16>, %dyn: memref<?xi8, 3>, %smA: memref<128x64xf16, 3>, %smB: memref<64x64xf16, 3>, %out: memref<128x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %cnt = arith.constant 16384 : index
+  %ticks = arith.constant 10000000 : index
+  %false = arith.constant false
+  %u = memref.cast %g : memref<4096x4096xf16> to memref<*xf16>
+  %v = memref.view %dyn[%cnt][] : memref<?xi8, 3> to memref<128x64xf16, 3>
+  %bar = nvgpu.mbarrier.create -> !barrierType
+  nvgpu.mbarrier.init %bar[%c0], %c1 : !barrierType
+  nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %false : !barrierType
+  %dA = nvgpu.tma.create.descriptor %a box[%c128, %c64] : memref<*xf16> -> !tmaA
+  %dB = nvgpu.tma.create.descriptor %a box[%c64, %c64] : memref<*xf16> -> !tmaB
+  nvgpu.tma.prefetch.descriptor %dA : !tmaA
+  nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %cnt : !barrierType
+  %tok = nvgpu.mbarrier.arrive %bar[%c0] : !barrierType -> !nvgpu.mbarrier.token
+  nvgpu.tma.async.load %dA[%c0, %c0], %bar[%c0] to %smA : !tmaA, !barrierType -> memref<128x64xf16, 3>
+  nvgpu.tma.async.store %smA to %dA[%c0, %c0] : memref<128x64xf16, 3> -> !tmaA
+  nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !barrierType
+  %wA = nvgpu.warpgroup.generate.descriptor %smA, %dA : memref<128x64xf16, 3>, !tmaA -> !nvgpu.warpgroup.descriptor<tensor = memref<128x64xf16, 3>>
+  %wB = nvgpu.warpgroup.generate.descriptor %smB, %dB : memref<64x64xf16, 3>, !tmaB -> !nvgpu.warpgroup.descriptor<tensor = memref<64x64xf16, 3>>
+  %acc = nvgpu.warpgroup.mma.init.accumulator -> !nvgpu.warpgroup.accumulator<fragmented = vector<128x64xf32>>
+  %r = nvgpu.warpgroup.mma %wA, %wB, %acc waitGroup = 0 transposeB : !nvgpu.warpgroup.descriptor<tensor = memref<128x64xf16, 3>>, !nvgpu.warpgroup.descriptor<tensor = memref<64x64xf16, 3>>, !nvgpu.warpgroup.accumulator<fragmented = vector<128x64xf32>> -> !nvgpu.warpgroup.accumulator<fragmented = vector<128x64xf32>>
+  nvgpu.warpgroup.mma.store %r, %out : !nvgpu.warpgroup.accumulator<fragmented = vector<128x64xf32>> to memref<128x64xf32>
+  nvvm.wgmma.fence.aligned
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  nvvm.fence.proxy <async.shared>, space = <cta>
+  nvvm.fence.mbarrier.init
+  nvvm.setmaxregister increase 240
+  nvvm.cp.async.bulk.commit.group
+  nvvm.cp.async.bulk.wait_group 0
+  %bar_id = arith.constant 1 : i32
+  %bar_threads = arith.constant 256 : i32
+  nvvm.barrier id = %bar_id number_of_threads = %bar_threads
+  nvvm.barrier
   return
 }
 """
