@@ -13,22 +13,26 @@ from __future__ import annotations
 from affine_ir import FuncOp, ModuleOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from affine_ir.dialects.func import CallOp
+from affine_ir.dialects.nvgpu_hopper import TmaAsyncStoreOp
 from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.traits import EffectKind
-from affine_ir.types import MemRefType
+from affine_ir.types import MemRefType, TensorMapDescriptorType, UnrankedMemRefType
 
 __all__ = ["dynamic_dim_sizes", "written_arguments"]
 
 
+_DERIVED = (MemRefType, UnrankedMemRefType, TensorMapDescriptorType)
+
+
 def _memref_aliases(v: Value) -> list[Value]:
-    """``v`` and every memref value derived from it (memref results of ops taking it: casts,
-    views; the ops themselves are judged by :func:`_writes` too)."""
+    """``v`` and every value derived from it that reaches its memory (memref results of ops taking
+    it: casts, views; TMA descriptors of it; the ops themselves are judged by :func:`_writes` too)."""
     out, todo = [], [v]
     while todo:
         x = todo.pop()
         out.append(x)
         for use in x.uses:
-            todo += [r for r in use.op.results if isinstance(r.type, MemRefType)]
+            todo += [r for r in use.op.results if isinstance(r.type, _DERIVED)]
     return out
 
 
@@ -36,7 +40,10 @@ def _writes(op: Operation, v: Value, module: ModuleOp | None, seen: set) -> bool
     """Whether ``op`` may write memref ``v`` (one of its operands), asked of its memory effects: a
     write or free of ``v`` (or of memory not named) writes, reads and size queries do not; a call
     writes when its callee may write the parameter (a declaration always may); an op whose effects
-    are unknown is taken to write."""
+    are unknown is taken to write. Through a TMA descriptor only a TMA store writes (a load, a
+    prefetch, a wgmma descriptor read the tensor or nothing)."""
+    if isinstance(v.type, TensorMapDescriptorType):
+        return isinstance(op, TmaAsyncStoreOp)
     if isinstance(op, CallOp) and module is not None:
         callee = next((f for f in module.functions if f.sym_name == op.callee), None)
         if callee is None or callee.is_declaration:

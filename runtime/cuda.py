@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from affine_ir import FuncOp, ModuleOp, Operation, Value
+from affine_ir.traits import view_source
 from affine_ir.types import MemRefType
 from transforms.pipelines import GPU_PIPELINE
 
@@ -60,7 +61,8 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
             ptx: bool = False, options: Sequence[str] = (), contract: bool = True,
             fast_math: bool = True, trace_ir: bool = False) -> CudaExecutable:
     """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
-    GPU's own, else ``sm_90``). Works without a GPU. ``contract`` (default, as nvcc's
+    GPU's own, else ``sm_90``; kernels using wgmma or setmaxnreg are compiled for ``sm_90a`` when it
+    is sm_90, a CompileError for any other). Works without a GPU. ``contract`` (default, as nvcc's
     ``-fmad=true``) lets NVRTC fuse multiplies and adds into FMAs (each within half an ulp of
     the separate operations; exact when they are, e.g. on small integer-valued data);
     ``contract=False`` rounds every product, as the interpreter. ``fast_math`` (default) computes
@@ -82,11 +84,11 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     pm = PassManager.parse(pipeline if pipeline is not None else DEFAULT_PIPELINE, capture_ir=trace_ir)
     mapped = pm.run(module)
     func = entry_function(mapped, fn)
-    try:
-        program = cuda_codegen.emit(mapped, contract=contract, fast_math=fast_math)  # checks the host functions too
+    try:  # checks the host functions too, and the target against what the kernels need (sm_90a for wgmma)
+        program = cuda_codegen.emit(mapped, contract=contract, fast_math=fast_math, arch=arch)
     except cuda_codegen.EmitError as e:
         raise CompileError(e.message, e.location) from None
-    image = nvrtc.compile_cuda(program.source, arch, ptx=ptx, options=options, name=f"{func.sym_name}.cu")
+    image = nvrtc.compile_cuda(program.source, program.arch, ptx=ptx, options=options, name=f"{func.sym_name}.cu")
     warn_sequential_launches(pm.trace.decisions)
     return CudaExecutable(mapped, func, program, image, pm.trace)
 
@@ -263,6 +265,10 @@ class CudaExecutable:
             role = host_role(op)
             if role is HostRole.VALUE:
                 values[op.results[0]] = host_value(op, values)
+            elif role is HostRole.VIEW:  # memref.cast: the same buffer
+                values[op.results[0]] = values[op.operands[0]]
+            elif role is HostRole.TENSOR_MAP:
+                values[op.results[0]] = _tensor_map(op, values)
             elif role is HostRole.ALLOCATE:
                 t: MemRefType = op.results[0].type
                 dynamic = iter(int(values[v]) for v in op.operands)
@@ -293,13 +299,17 @@ class CudaExecutable:
         grid = tuple(int(values[v]) for v in op.grid_size)
         if min(grid) <= 0:  # a symbolic trip count <= 0: no block runs (as the interpreter)
             return
-        args, pointers = [], []
+        args, pointers, maps = [], [], []
         for p in spec.params:
             if p.kind == "ptr":
-                pointers.append((len(args), p.value))
+                pointers.append((len(args), view_source(p.value)))
                 args.append(("void*", values[p.value].ptr))
             elif p.kind == "dim":
                 args.append(("long long", values[p.value].dims[p.dim]))
+            elif p.kind == "tensormap":
+                tm = values[p.value]
+                maps.append((len(args), tm))
+                args.append((p.ctype, drv.encode_tensor_map(tm.spec, tm.ptr, tm.what)))
             else:
                 args.append((p.ctype, values[p.value]))
         shared = getattr(spec, "dynamic_shared_bytes", 0)
@@ -308,7 +318,7 @@ class CudaExecutable:
             return
         prepared = drv.prepare_launch(self._function(spec), grid, spec.block, args, shared)
         prepared()
-        plan.launches.append((prepared, pointers))
+        plan.launches.append((prepared, pointers, maps))
 
     def time_ms(self, *args, repeat: int = 10, warmup: int = 1) -> float:
         """Median milliseconds of a whole call (CUDA events), after ``warmup`` calls."""
@@ -319,6 +329,23 @@ class CudaExecutable:
 
 def _name(v: Value) -> str:
     return f"%{v.name_hint}" if v.name_hint else ""
+
+
+def _tensor_map(op: Operation, values: dict):
+    """The host value of ``nvgpu.tma.create.descriptor``: the map's spec for the memref it describes
+    (through ``memref.cast``) and this call's pointer (see :mod:`runtime.tensor_maps`)."""
+    from .cuda_arrays import element_dtypes
+    from .tensor_maps import TensorMapArg, TensorMapSpec
+
+    root = view_source(op.operands[0])
+    buf: _Buffer = values[op.operands[0]]
+    t = op.results[0].type
+    el = root.type.element_type
+    spec = TensorMapSpec(str(el), element_dtypes(el)[0].itemsize, tuple(buf.dims),
+                         tuple(int(values[v]) for v in op.box), t.swizzle, t.l2promo, t.oob, t.interleave)
+    where = f" at {op.location}" if op.location else ""
+    what = f"the TMA descriptor {_name(op.results[0]) or '(unnamed)'} of {_name(root) or 'a memref'}{where}"
+    return TensorMapArg(spec, root, buf.ptr, what)
 
 
 def _dims(t: MemRefType, dynamic: Sequence[int]) -> tuple[int, ...]:
@@ -349,11 +376,13 @@ class _Plan:
     """The launches one call made, replayable for every call with the same scalar arguments and
     memref dims (the host computes its values, grids and loop trip counts from those alone): each
     launch checked and packed once; a replay takes the temporaries from the pool, patches the
-    pointer parameters (``pointers``: parameter position -> the memref value it is) and launches.
+    pointer parameters (``pointers``: parameter position -> the memref value it is) and the tensor
+    maps (``maps``: parameter position -> its TensorMapArg, encoded again for the memref's pointer
+    in this call: a cache hit for a pointer seen before) and launches.
     Not replayable when an allocation runs twice in one call (inside a host loop)."""
 
     temps: list  # (alloc result, bytes), in allocation order
-    launches: list  # (PreparedLaunch, [(parameter position, memref Value)])
+    launches: list  # (PreparedLaunch, [(position, memref Value)], [(position, TensorMapArg)])
     replayable: bool = True
 
     def allocate(self, value: Value, nbytes: int) -> None:
@@ -368,10 +397,13 @@ class _Plan:
             temporaries.append(buf)
             ptrs[v] = buf.ptr
         with exe._plan_lock:  # the packed parameters are shared by the calls replaying this plan
-            for prepared, pointers in self.launches:
+            for prepared, pointers, maps in self.launches:
                 packed = prepared.keep[0]
                 for position, v in pointers:
                     packed[position].value = ptrs[v] if v in ptrs else values[v].ptr
+                for position, tm in maps:
+                    ptr = ptrs[tm.root] if tm.root in ptrs else values[tm.root].ptr
+                    packed[position][:] = drv.encode_tensor_map(tm.spec, ptr, tm.what)
                 prepared()
 
 
@@ -382,6 +414,7 @@ class _Recorder:
     def __init__(self, drv, launches: list):
         self._drv = drv
         self.DeviceBuffer = drv.DeviceBuffer
+        self.encode_tensor_map = getattr(drv, "encode_tensor_map", None)
         self._launches = launches
 
     def launch(self, fn, grid, block, args, shared_bytes: int = 0) -> None:

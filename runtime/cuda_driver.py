@@ -261,6 +261,9 @@ def _check_arch(image: CudaImage, dev: Device) -> None:
     ok = (major, minor) <= cc if image.kind == "ptx" else (major == cc[0] and minor <= cc[1])
     if image.kind == "cubin" and image.arch[-1] in "af":  # sm_90a: that exact device only
         ok = (major, minor) == cc
+    if not ok and image.arch[-1] == "a" and major == 9:
+        raise LaunchError(f"the {image.kind} was compiled for {image.arch}, Hopper's own target (wgmma, setmaxnreg: "
+                          f"sm_90 devices only), which cannot run on {dev.name} ({dev.arch})")
     if not ok:
         raise LaunchError(f"the {image.kind} was compiled for {image.arch}, which cannot run on {dev.name} "
                           f"({dev.arch}); compile with arch={dev.arch!r}")
@@ -428,6 +431,15 @@ def launch(fn: Function, grid, block, args: Sequence[tuple[str, object]], shared
         synchronize(fn.module.ordinal)
 
 
+def encode_tensor_map(spec, ptr: int, what: str = "a TMA descriptor") -> tuple[int, ...]:
+    """The 16 words of the ``CUtensorMap`` of ``spec`` (a :class:`runtime.tensor_maps.TensorMapSpec`)
+    for the global address ``ptr`` (``cuTensorMapEncodeTiled``, cached); :class:`LaunchError`
+    starting with ``what`` when the driver's rules refuse it."""
+    from . import tensor_maps
+
+    return tensor_maps.encode(spec, ptr, _drv(), what)
+
+
 # -- memory ---------------------------------------------------------------------------------------
 
 _live = {"buffers": 0, "bytes": 0}
@@ -569,6 +581,6 @@ def stream_synchronize(stream) -> None:
 
 __all__ = ["MODULE_CACHE_SIZE", "CudaError", "Device", "DeviceBuffer", "Function", "FunctionAttributes",
            "GPUUnavailableError", "Module", "PreparedLaunch", "activate", "check_launch", "clear_module_cache",
-           "device", "driver_version", "gpu_available", "gpu_unavailable_reason", "launch", "live_allocations",
-           "load_module", "memory_info", "module_cache_info", "pack_arguments", "prepare_launch", "stream_synchronize",
-           "synchronize", "time_all_ms", "time_ms"]
+           "device", "driver_version", "encode_tensor_map", "gpu_available", "gpu_unavailable_reason", "launch",
+           "live_allocations", "load_module", "memory_info", "module_cache_info", "pack_arguments", "prepare_launch",
+           "stream_synchronize", "synchronize", "time_all_ms", "time_ms"]

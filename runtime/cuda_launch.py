@@ -123,9 +123,20 @@ _SCALARS: dict[str, tuple[type, int | None]] = {
 }
 
 
+#: Parameter types of TMA descriptors (128 bytes passed by value; see codegen.cuda.hopper).
+TENSOR_MAP_TYPES = ("air_tensormap", "CUtensorMap")
+
+
 def _pack_one(k: int, ctype: str, value):
-    t = " ".join(w for w in ctype.replace("*", " * ").split() if w not in ("const", "__restrict__", "volatile"))
+    t = " ".join(w for w in ctype.replace("*", " * ").split()
+                 if w not in ("const", "__restrict__", "volatile", "__grid_constant__"))
     where = f"argument #{k} ({ctype})"
+    if t in TENSOR_MAP_TYPES:
+        words = value if isinstance(value, (tuple, list)) else getattr(value, "opaque", None)
+        if words is None or len(words) != 16 or not all(isinstance(w, (int, np.integer)) for w in words):
+            raise LaunchError(f"{where}: expected the 16 64-bit words of an encoded tensor map, got "
+                              f"{type(value).__name__}")
+        return (ctypes.c_uint64 * 16)(*(int(w) & (1 << 64) - 1 for w in words))
     if t.endswith("*"):
         ptr = getattr(value, "ptr", value)
         if not isinstance(ptr, (int, np.integer)) or isinstance(ptr, bool) or not 0 <= int(ptr) < 1 << 64:
@@ -156,7 +167,8 @@ def _pack_one(k: int, ctype: str, value):
 
 def pack_arguments(args: Sequence[tuple[str, object]], param_sizes: Sequence[int] | None = None, name: str = "kernel"):
     """``(kernelParams, keep)``: a ctypes ``void*[n]`` pointing at one C value per ``(ctype, value)``
-    pair (pointers as ints or objects with ``.ptr``), and the objects to keep alive until the launch
+    pair (pointers as ints or objects with ``.ptr``; a tensor map, ``air_tensormap``, as its 16
+    words: the 128 bytes are passed by value), and the objects to keep alive until the launch
     returns. Checks the count and sizes against ``param_sizes`` when given. Pure: no device needed."""
     values = [_pack_one(k, str(ct), v) for k, (ct, v) in enumerate(args)]
     if param_sizes is not None:

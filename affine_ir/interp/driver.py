@@ -14,6 +14,7 @@ from ..dialects.func import FuncOp
 from ..errors import InterpretError
 from ..types import Type
 from . import gpu as G
+from . import hopper as H
 from . import memory as M
 from . import mma as W
 from . import semantics as S
@@ -42,7 +43,7 @@ class CompiledModule:
         translator = ModuleTranslator(funcs)
         self.source, infos = translator.translate()
         namespace = {
-            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_G": G, "_W": W, "_INF": math.inf,
+            "__builtins__": __builtins__, "math": math, "_S": S, "_M": M, "_G": G, "_W": W, "_H": H, "_INF": math.inf,
             "_NAN": math.nan,
             "_scratch": S.new_scratch32, "_OOB": S.OutOfBounds, "_Unsupported": S.Unsupported,
             "__affine_ir_lines__": infos,

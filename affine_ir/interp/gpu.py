@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from ..core import Operation
 from ..traits import SubgroupCollective
 from ..types import WORKGROUP, MemRefType
+from . import hopper_ops
 from .semantics import Trap, scalar_info
 
 MAX_THREADS_PER_BLOCK = 1024
@@ -98,15 +99,13 @@ WARP = 32
 
 def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
     """Run the generators ``threads`` (one per thread of ``block``, in schedule order over ``sizes``
-    (sx, sy, sz)). A thread yields ``(k, operands)`` at ``syncs[k]``: a barrier (its description) or
-    a warp-collective op (a ``Collective``, run once all 32 lanes of the warp are there, each lane
-    sent its result). Threads run until every one waits at a barrier (all at the same one: the next
-    phase starts) or has ended."""
+    (sx, sy, sz)). A thread yields ``(k, operands)`` at ``syncs[k]``: a barrier (its description), a
+    collective op (a ``Collective``, run once all its lanes, a warp or a warpgroup, are there, each
+    lane sent its result) or a blocking wait (a ``Blocking``: the thread goes on once its ``ready``
+    says so). Threads run until every one waits at a barrier (all at the same one: the next phase
+    starts) or has ended; a block where no thread can go on otherwise is an InterpretError."""
     n = len(threads)
     linear = [n - 1 - i if _REVERSED[0] else i for i in range(n)]
-    warps: dict[int, list[int]] = {}
-    for i in range(n):
-        warps.setdefault(linear[i] // WARP, []).append(i)
     marks: list = [None] * n
     sent: list = [None] * n
     runnable = list(range(n))
@@ -117,16 +116,19 @@ def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
             except StopIteration:
                 marks[i] = _END
             sent[i] = None
-        runnable = []
-        for pos in warps.values():
-            waiting = [i for i in pos if marks[i] is not _END and not isinstance(syncs[marks[i][0]], str)]
-            if waiting:
-                runnable += _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, syncs)
+        runnable = _run_collectives(threads, marks, sent, linear, block, sizes, syncs)
+        runnable += _release_waiters(threads, marks, syncs)
+        runnable += _release_named(threads, marks, linear, block, syncs)
         if runnable:
             runnable.sort()
             continue
         first = marks[0]
         for k, m in enumerate(marks):
+            if m[0] >= 0 and _kind(syncs[m[0]]) in ("wait", "named"):
+                what = _state(m[1]) if _kind(syncs[m[0]]) == "wait" else \
+                    f"barrier {m[1][0]} waits for {m[1][1]} threads, {_waiting_at(marks, syncs, m[1][0])} are there"
+                raise Trap(f"deadlock in block {block}: thread {_coords(k, sizes)} waits at {syncs[m[0]]} and no "
+                           f"thread of the block can go on ({what})")
             if m[0] != first[0]:
                 raise Trap(f"threads of block {block} diverge at a barrier: thread {_coords(0, sizes)} "
                            f"{_reached(first[0], syncs)} but thread {_coords(k, sizes)} {_reached(m[0], syncs)}")
@@ -135,22 +137,110 @@ def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
         runnable = list(range(n))
 
 
+def _kind(sync) -> str:
+    """"barrier" (a description string), "collective", "named" (a barrier of some threads: ``nvvm.barrier``)
+    or "wait" (a blocking wait)."""
+    if isinstance(sync, str):
+        return "barrier"
+    if hasattr(sync, "lanes"):
+        return "collective"
+    return "named" if getattr(sync, "named", False) else "wait"
+
+
+def _waiting_at(marks, syncs, barrier: int) -> int:
+    return sum(1 for m in marks if m is not None and m[0] >= 0 and _kind(syncs[m[0]]) == "named"
+               and m[1][0] == barrier)
+
+
+def _release_named(threads, marks, linear, block, syncs) -> list[int]:
+    """The threads at a named barrier (``nvvm.barrier id, count``) once ``count`` threads wait at that id."""
+    waiting: dict[int, list[int]] = {}
+    for i, m in enumerate(marks):
+        if m is not None and m[0] >= 0 and _kind(syncs[m[0]]) == "named":
+            waiting.setdefault(m[1][0], []).append(i)
+    out = []
+    for barrier, ids in waiting.items():
+        counts = {marks[i][1][1] for i in ids}
+        if len(counts) != 1:
+            _throw(threads[ids[0]], Trap(f"threads of block {block} wait at barrier {barrier} with different thread "
+                                         f"counts {sorted(counts)}"))
+        count = counts.pop()
+        if count <= 0 or count % WARP:
+            _throw(threads[ids[0]], Trap(f"a named barrier's thread count must be a positive multiple of {WARP}, got "
+                                         f"{count}"))
+        if len(ids) == count:
+            for i in ids:
+                marks[i] = None
+            out += ids
+        elif len(ids) > count:
+            _throw(threads[ids[0]], Trap(f"{len(ids)} threads of block {block} wait at barrier {barrier} of {count}"))
+    return out
+
+
+def _state(payload) -> str:
+    """What an mbarrier wait waits for (its payload: state, group, index, parity)."""
+    try:
+        _, group, k, parity = payload
+        return f"mbarrier {k}: {group.get(k).describe()}, waiting for the phase of parity {int(parity)}"
+    except (TypeError, ValueError, AttributeError):
+        return "nothing it waits for can complete"
+
+
+def _release_waiters(threads, marks, syncs) -> list[int]:
+    """The threads at a blocking wait whose condition now holds (they run on)."""
+    out = []
+    for i, m in enumerate(marks):
+        if m is not None and m[0] >= 0 and _kind(syncs[m[0]]) == "wait":
+            try:
+                ready = syncs[m[0]].ready(m[1])
+            except Trap as e:
+                _throw(threads[i], e)
+            if ready:
+                marks[i] = None
+                out.append(i)
+    return out
+
+
+def _run_collectives(threads, marks, sent, linear, block, sizes, syncs) -> list[int]:
+    """Run each collective op whose lanes are all there; the lanes that ran."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, m in enumerate(marks):
+        if m is not None and m[0] >= 0 and _kind(syncs[m[0]]) == "collective":
+            size = syncs[m[0]].lanes
+            groups.setdefault((size, linear[i] // size), []).append(i)
+    members: dict[tuple[int, int], list[int]] = {}
+    if groups:
+        for i in range(len(threads)):
+            for size in {s for s, _ in groups}:
+                members.setdefault((size, linear[i] // size), []).append(i)
+    ran = []
+    for key, waiting in groups.items():
+        ran += _run_collective(threads, members[key], waiting, marks, sent, linear, block, sizes, syncs)
+    return ran
+
+
 def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, syncs) -> list[int]:
-    """Run the collective op the lanes ``waiting`` of one warp (threads ``pos``) wait at; the lanes
-    run; a Trap (thrown into a waiting lane, so it names the op) when not all 32 lanes are there."""
+    """Run the collective op the lanes ``waiting`` of one warp or warpgroup (threads ``pos``) wait at;
+    the lanes that ran (none while some lane is still on its way: running or at a blocking wait); a
+    Trap (thrown into a waiting lane, so it names the op) when the lanes diverge."""
     k = marks[waiting[0]][0]
-    lanes = sorted(pos, key=lambda i: linear[i] % WARP)
     op = syncs[k]
-    if len(lanes) != WARP:
-        _throw(threads[waiting[0]], Trap(f"{op} needs the 32 lanes of a warp, but warp {linear[lanes[0]] // WARP} of "
-                                         f"block {block} has {len(lanes)} threads"))
+    size = op.lanes
+    unit = "warp" if size == WARP else "warpgroup"
+    lanes = sorted(pos, key=lambda i: linear[i] % size)
+    if len(lanes) != size:
+        what = "32 lanes of a warp" if size == WARP else f"{size} threads of a warpgroup"
+        _throw(threads[waiting[0]], Trap(f"{op} needs the {what}, but {unit} "
+                                         f"{linear[lanes[0]] // size} of block {block} has {len(lanes)} threads"))
+    if any(marks[i] is None or (marks[i][0] >= 0 and _kind(syncs[marks[i][0]]) in ("wait", "named")) for i in lanes):
+        return []
     others = [i for i in lanes if marks[i][0] != k]
     if others:
         j = others[0]
         _throw(threads[waiting[0]], Trap(
-            f"the lanes of warp {linear[j] // WARP} of block {block} diverge at a warp-collective op: lane "
-            f"{linear[waiting[0]] % WARP} (thread {_coords(waiting[0], sizes)}) is at {op} but lane "
-            f"{linear[j] % WARP} (thread {_coords(j, sizes)}) {_reached(marks[j][0], syncs)}"))
+            f"the lanes of {unit} {linear[j] // size} of block {block} diverge at a {unit}-collective op: lane "
+            f"{linear[waiting[0]] % size} (thread {_coords(waiting[0], sizes)}) is at {op} but lane "
+            f"{linear[j] % size} (thread {_coords(j, sizes)}) {_reached(marks[j][0], syncs)}"))
     try:
         results = op.run([marks[i][1] for i in lanes])
     except Trap as e:
@@ -193,6 +283,8 @@ class LaunchContext:
     # generators
     collectives: dict[int, object] = field(default_factory=dict)  # number -> the warp.Collective of that op
     async_copies: str | None = None  # the local of the thread's mma.AsyncCopies
+    mbarriers: dict[int, str] = field(default_factory=dict)  # id(mbarrier.create op) -> local of the block's group
+    block_async: str | None = None  # the local of the block's hopper.BlockAsync
 
 
 def is_workgroup_alloc(op: Operation) -> bool:
@@ -226,15 +318,23 @@ def _launch(tr, op) -> None:
                 return
             ctx.shared[id(inner)] = tr.fresh(tr.ir_name(inner.results[0]).lstrip("%"), "wg_")
             allocs.append(inner)
-    barriers = [b for b in op.body.walk() if b.name == "gpu.barrier" or b.has_trait(SubgroupCollective)]
+    barriers = [b for b in op.body.walk() if b.name == "gpu.barrier" or b.has_trait(SubgroupCollective)
+                or b.name in hopper_ops.WARPGROUP_COLLECTIVES or b.name in hopper_ops.BLOCKING]
     if barriers:
         ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
     if any(inner.name == "nvgpu.device_async_copy" for inner in op.body.walk()):
         ctx.async_copies = tr.fresh("", "_async")
+    mbarrier_ops = [b for b in op.body.walk() if b.name == "nvgpu.mbarrier.create"]
+    for b in mbarrier_ops:
+        ctx.mbarriers[id(b)] = tr.fresh(tr.ir_name(b.results[0]).lstrip("%"), "mb_")
+    if any(inner.name in hopper_ops.ASYNC_OPS for inner in op.body.walk()):
+        ctx.block_async = tr.fresh("", "_blk")
     (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = names
     tr.emit(f"_G.check_launch({gx}, {gy}, {gz}, {sx}, {sy}, {sz})")
     tr.gpu = ctx
-    shared = [ctx.shared[id(a)] for a in allocs]
+    shared = [ctx.shared[id(a)] for a in allocs] + [ctx.mbarriers[id(b)] for b in mbarrier_ops]
+    if ctx.block_async is not None:
+        shared.append(ctx.block_async)
     try:
         if barriers:
             kernel = tr.fresh("", "_kernel")
@@ -250,18 +350,26 @@ def _launch(tr, op) -> None:
             t: MemRefType = a.results[0].type
             info = scalar_info(t.element_type)
             tr.emit(f"{name} = _M.alloc({tr.glob(info, f'I_{info.name}')}, {tuple(t.shape)!r})")
+        for b in mbarrier_ops:
+            tr.emit(f"{ctx.mbarriers[id(b)]} = _H.MBarrierGroup({b.results[0].type.num_barriers})")
+        if ctx.block_async is not None:
+            tr.emit(f"{ctx.block_async} = _H.BlockAsync()")
         if barriers:
             desc = tr.glob(tuple(ctx.collectives.get(k, "'gpu.barrier'" + (f" at {b.location}" if b.location else ""))
                                  for k, b in enumerate(barriers)), "BARRIERS")
             threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
                       f"_G.ids({sz}, {sy}, {sx})]"
             tr.emit(f"_G.run_block({threads}, ({bx}, {by}, {bz}), ({sx}, {sy}, {sz}), {desc})")
+            if ctx.block_async is not None:
+                tr.emit(f"{ctx.block_async}.finish()")
         else:
             tr.emit(f"for {tz}, {ty}, {tx} in _G.ids({sz}, {sy}, {sx}):")
             tr.indent += 1
             _thread_body(tr, op, ctx)
             tr.indent -= 1
             tr.cur = tr.op_info(op)
+            if ctx.block_async is not None:
+                tr.emit(f"{ctx.block_async}.finish()")
         tr.indent -= 1
     finally:
         tr.gpu = None

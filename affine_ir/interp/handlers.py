@@ -11,7 +11,7 @@ from ..affine_map import AffineMap
 from ..attributes import DenseAttr
 from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
 from ..types import MemRefType, VectorType, element_type_of
-from . import gpu, warp
+from . import gpu, hopper_ops, warp
 from . import semantics as S
 from .memory import from_list
 from .ops import TEMPLATES, int_literal, reduction_identity
@@ -316,4 +316,5 @@ HANDLERS = {
     "vector.extract_strided_slice": _extract_strided_slice,
     **gpu.HANDLERS,
     **warp.HANDLERS,
+    **hopper_ops.HANDLERS,
 }

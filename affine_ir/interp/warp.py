@@ -32,11 +32,12 @@ ELEMENTWISE_ARITH = {
 
 @dataclass(frozen=True)
 class Collective:
-    """A warp-collective op of a launch body: ``desc`` names it; ``run`` maps the 32 lanes' operands
-    (in lane order) to their results."""
+    """A collective op of a launch body: ``desc`` names it; ``run`` maps the operands of the ``lanes``
+    threads that execute it together (32: a warp; 128: a warpgroup), in lane order, to their results."""
 
     desc: str
     run: object
+    lanes: int = 32
 
     def __str__(self) -> str:
         return self.desc

@@ -2,7 +2,8 @@
 
 Input: the output of ``gpu-map`` -- host functions whose top level holds only ``arith.constant``,
 ``affine.apply/min/max`` of host index values, ``memref.alloc/dealloc`` (global memory),
-``gpu.launch``, loops of those (``affine.for`` without iter_args: the host runs them) and
+``memref.cast`` (to unranked) and ``nvgpu.tma.create.descriptor`` (TMA descriptors, encoded by the
+runtime), ``gpu.launch``, loops of those (``affine.for`` without iter_args: the host runs them) and
 ``return``. Each ``gpu.launch`` becomes an ``extern "C" __global__`` function
 ``<function>_kernel<k>`` (``k`` counts the launches of one function); its body may hold
 ``affine.for/if/apply/min/max/load/store``, ``memref.load/store/dim``, ``memref.alloc`` in
@@ -14,7 +15,10 @@ top), ``memref.alloca`` (a zero-filled local array), ``gpu.barrier`` (``__syncth
 aligned); matrix units and asynchronous copies (see :mod:`.mma`): ``nvgpu.ldmatrix``,
 ``nvgpu.mma.sync``, ``nvgpu.device_async_copy/create_group/wait`` as inline PTX on 2-D fragment
 vectors (with ``vector.extract/insert`` of one element), and the ``gpu.subgroup_mma_*`` ops through
-the WMMA API (``<mma.h>``, m16n16k16). Anything else (an unmapped loop nest on the host, other n-D
+the WMMA API (``<mma.h>``, m16n16k16); Hopper's mbarriers, TMA copies, warpgroup MMA (wgmma), the
+``nvvm`` fences and waits and ``memref.view`` of byte buffers (see :mod:`.hopper`; a kernel using
+wgmma or setmaxnreg needs the ``sm_90a`` target, recorded in ``KernelSpec.min_arch``). Anything
+else (an unmapped loop nest on the host, other n-D
 vector ops, ``affine.parallel`` inside a kernel, shuffles) raises :class:`EmitError` naming the op
 and its location.
 
@@ -29,6 +33,8 @@ Kernel ABI (:class:`KernelSpec`)
   scalar parameter: ``long long`` for index, the C type of its integer type, ``float`` for f32
   **and for f16/bf16** (holding the exact 16-bit value), ``double`` for f64. Host constants are
   printed inline instead.
+- A TMA descriptor (``nvgpu.tma.create.descriptor`` on the host) is a ``const __grid_constant__
+  air_tensormap`` parameter: the 128-byte ``CUtensorMap``, passed by value.
 - Parameters come in the order the host function defines the values (arguments first).
 - ``block``: the launch's constant block sizes (``__launch_bounds__`` of their product);
   ``static_shared_bytes``: the bytes of the ``__shared__`` arrays; above 48 KiB in one kernel they

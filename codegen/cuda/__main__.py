@@ -20,8 +20,9 @@ def describe(program) -> str:
     out = []
     for k in program.kernels:
         params = ", ".join(p.name + (f"=dim{p.dim}" if p.kind == "dim" else "") for p in k.params)
+        needs = f", needs {k.min_arch}" if k.min_arch else ""
         out.append(f"// kernel {k.name}: block {k.block}, static shared {k.static_shared_bytes} B, "
-                   f"dynamic shared {k.dynamic_shared_bytes} B, params ({params})")
+                   f"dynamic shared {k.dynamic_shared_bytes} B, params ({params}){needs}")
     return "\n".join(out)
 
 

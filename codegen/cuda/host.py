@@ -7,6 +7,12 @@ host side (:mod:`runtime.cuda`) runs these, in order, around the kernel launches
 - ``ALLOCATE``: an allocation of its result that is not scoped to a block (``memref.alloc``;
   a ``memref.alloca`` lives on a stack the host has not got);
 - ``FREE``: an op whose effects free memory only (``memref.dealloc``);
+- ``VIEW``: a view of a memref as the same memory under another type that the host can follow
+  (a :class:`~affine_ir.traits.ViewLike` op of one operand whose result is unranked or of the
+  source's own type: ``memref.cast``): its result is its source's buffer;
+- ``TENSOR_MAP``: ``nvgpu.tma.create.descriptor``: a TMA descriptor of a global memref (through
+  ``memref.cast``), encoded by the runtime for each call's pointer and passed to the kernels that
+  use it by value;
 - ``LAUNCH``: a ``gpu.launch``, printed as a kernel;
 - ``LOOP``: an ``affine.for`` without iter_args whose body holds only these ops, a launch among
   them (a loop of
@@ -27,7 +33,16 @@ from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.affine_apply import AffineMapValueOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocaOp
-from affine_ir.traits import ConstantLike, IsTerminator, ReturnLike, only_allocates_results, only_frees_memory
+from affine_ir.dialects.nvgpu_hopper import TmaCreateDescriptorOp
+from affine_ir.traits import (
+    ConstantLike,
+    IsTerminator,
+    ReturnLike,
+    ViewLike,
+    only_allocates_results,
+    only_frees_memory,
+)
+from affine_ir.types import UnrankedMemRefType
 
 __all__ = ["HostRole", "host_body_ops", "host_if_branch", "host_loop_range", "host_role", "host_value",
            "launches_of"]
@@ -39,6 +54,8 @@ class HostRole(enum.Enum):
     VALUE = "value"
     ALLOCATE = "allocate"
     FREE = "free"
+    VIEW = "view"
+    TENSOR_MAP = "tensor_map"
     LAUNCH = "launch"
     LOOP = "loop"
     IF = "if"
@@ -56,6 +73,11 @@ def host_role(op: Operation) -> HostRole | None:
         return HostRole.VALUE
     if isinstance(op, LaunchOp):
         return HostRole.LAUNCH
+    if isinstance(op, TmaCreateDescriptorOp):
+        return HostRole.TENSOR_MAP
+    if op.has_trait(ViewLike) and len(op.operands) == 1 and op.results and (
+            isinstance(op.results[0].type, UnrankedMemRefType) or op.results[0].type == op.operands[0].type):
+        return HostRole.VIEW
     if op.has_trait(IsTerminator) and op.has_trait(ReturnLike):
         return HostRole.RETURN
     if isinstance(op, AffineForOp):

@@ -88,6 +88,8 @@ class KernelPrinter:
         self.ints: dict[Value, int] = {}  # known integer values (folded into affine expressions)
         self.mems: dict[Value, MemInfo] = {}
         self.shared: list[tuple[Value, MemRefType]] = []  # hoisted workgroup buffers, in order
+        self.shared_align: dict[Value, int] = {}  # their alignment where more than 16 bytes (or mbarriers: 8)
+        self.shared_ctype: dict[Value, str] = {}  # their C element type where not the storage type's
         self._refs: set[Value] = set()
         self.cur: Operation | None = None
         self.ranges = RangeContext()  # value ranges: index divisions in 32 bits where they fit
@@ -401,7 +403,7 @@ class KernelPrinter:
         """``target = yielded`` for each pair; through temporaries when a yielded value is another
         target (a swap of iter_args)."""
         pairs = [(t, y) for t, y in zip(targets, yielded)
-                 if t is not y and not isinstance(t.type, DeviceAsyncTokenType)]
+                 if t is not y and self.aliases.get(y, y) is not t and not isinstance(t.type, DeviceAsyncTokenType)]
         hazard = any(y in targets for _, y in pairs)
         temps = []
         for t, y in pairs:
@@ -435,7 +437,11 @@ class KernelPrinter:
         self.emit("}")
         for r, a in zip(op.results, iters):
             if not isinstance(r.type, DeviceAsyncTokenType):
-                self.define(r, self.val(a))
+                self.loop_result(r, a)
+
+    def loop_result(self, r: Value, carried: Value) -> None:
+        """The result ``r`` of a loop whose carried variable is ``carried``'s: a copy of it."""
+        self.define(r, self.val(carried))
 
     def op_affine_if(self, op: Operation) -> None:
         results = list(op.results)

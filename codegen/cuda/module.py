@@ -9,11 +9,12 @@ from affine_ir.dialects.builtin import ModuleOp
 from affine_ir.dialects.func import FuncOp
 from affine_ir.interfaces import MemRefAccessInterface
 from affine_ir.names import unique_name
-from affine_ir.traits import EffectKind, IsTerminator
-from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType
+from affine_ir.traits import EffectKind, IsTerminator, view_source
+from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, TensorMapDescriptorType
 
 from .errors import EmitError
 from .helpers import INCLUDES, helper_source
+from .hopper import TENSOR_MAP_CTYPE, TENSOR_MAP_STRUCT, HopperOps
 from .host import HostRole, host_body_ops, host_role, launches_of
 from .kernel import KernelPrinter, MemInfo, Options, is_global
 from .lines import helpers_used, live_values, render
@@ -32,13 +33,15 @@ MAX_THREADS = 1024
 
 
 
-class CudaKernelPrinter(MmaOps, VectorOps, ScalarOps, KernelPrinter):
+class CudaKernelPrinter(HopperOps, MmaOps, VectorOps, ScalarOps, KernelPrinter):
     """The printer of one kernel: control flow, memory and GPU ops (:class:`KernelPrinter`), the
-    scalar ``arith``/``math`` ops (:class:`ScalarOps`), 1-D vector ops (:class:`VectorOps`) and
-    matrix units and asynchronous copies (:class:`MmaOps`)."""
+    scalar ``arith``/``math`` ops (:class:`ScalarOps`), 1-D vector ops (:class:`VectorOps`),
+    matrix units and asynchronous copies (:class:`MmaOps`) and Hopper's mbarriers, TMA and wgmma
+    (:class:`HopperOps`)."""
 
 
-def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool = False) -> CudaProgram:
+def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool = False,
+         arch: str | None = None) -> CudaProgram:
     """CUDA C for every ``gpu.launch`` of ``module``'s host functions (the output of ``gpu-map``).
 
     Guarantees: the source is one translation unit holding, per launch in program order, an
@@ -46,10 +49,14 @@ def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool =
     ``kernels[k].params``; one thread of it computes what one (block, thread) instance of the
     launch body computes in the interpreter (see :mod:`codegen.cuda` for the differences).
     ``fast_math`` calls the f32 math functions and lets NVRTC contract multiplies and adds into
-    FMAs; ``contract`` only the latter. Raises :class:`EmitError` naming the op and its location
+    FMAs; ``contract`` only the latter. ``arch`` (e.g. ``"sm_90"``): the target, checked against
+    what the kernels need (``KernelSpec.min_arch``: wgmma and setmaxnreg need sm_90a, TMA and
+    mbarrier transactions sm_90 or newer); the result's ``arch`` is what to compile for (``sm_90``
+    becomes ``sm_90a`` for wgmma). Raises :class:`EmitError` naming the op and its location
     for an unmapped loop nest (any op other than constants, ``affine.apply/min/max``,
-    ``memref.alloc/dealloc``, ``gpu.launch`` and ``return`` at a host function's top level) and
-    for anything inside a kernel that has no CUDA lowering.
+    ``memref.alloc/dealloc``, ``memref.cast``, ``nvgpu.tma.create.descriptor``, ``gpu.launch`` and
+    ``return`` at a host function's top level), for anything inside a kernel that has no CUDA
+    lowering, and for a target older than the kernels need.
     """
     if isinstance(module, FuncOp):
         funcs = [module]
@@ -73,7 +80,10 @@ def emit(module: ModuleOp | FuncOp, *, fast_math: bool = False, contract: bool =
             text, spec = _emit_kernel(f, launch, kname, names, options, helpers, headers)
             texts.append(text)
             kernels.append(spec)
-    return CudaProgram(_translation_unit(texts, helpers, headers), kernels, hosts)
+    program = CudaProgram(_translation_unit(texts, helpers, headers), kernels, hosts)
+    if arch is not None:
+        program.arch = program.arch_for(arch)
+    return program
 
 
 def _translation_unit(kernels: list[str], helpers: set[str], headers: set[str]) -> str:
@@ -119,8 +129,15 @@ def _check_host_ops(f: FuncOp, ops) -> None:
         if role is None:
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: '{op.name}' at the top level of a host function is "
                             "not mapped to the GPU (run gpu-map first; if it ran, its trace says why it left this op); "
-                            "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, "
-                            "gpu.launch, loops and ifs of those and return may stay on the host", op.location)
+                            "only arith.constant, affine.apply/min/max, memref.alloc/dealloc, memref.cast, "
+                            "nvgpu.tma.create.descriptor, gpu.launch, loops and ifs of those and return may stay on "
+                            "the host", op.location)
+        if role is HostRole.TENSOR_MAP:
+            root = view_source(op.operands[0])
+            if not isinstance(root.type, MemRefType) or not is_global(root.type):
+                raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a TMA descriptor is made of a ranked memref in "
+                                f"global memory cast to unranked on the host (memref.cast), got {root.type}",
+                                op.location)
         if role is HostRole.ALLOCATE and not is_global(op.results[0].type):
             raise EmitError(f"cannot emit @{f.sym_name} as CUDA: a host allocation must be in global memory, got "
                             f"{op.results[0].type}", op.location)
@@ -186,6 +203,7 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
     stored = {op.memref for op in launch.walk() if isinstance(op, MemRefAccessInterface) and op.is_write}
     stored |= {e.value for op in launch.walk() for e in op.memory_effects() or () if e.kind is EffectKind.WRITE}
+    stored |= {view_source(v) for v in stored if v is not None}  # a store into a view writes its buffer
     order = _definition_order(f)
     host = sorted(_host_values(launch), key=lambda v: order.get(v, len(order)))
     params: list[KernelParam] = []
@@ -204,10 +222,13 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     pr.block(launch.body)
     live = live_values(pr.lines)
     helpers |= helpers_used(pr.lines, live)
+    if any(p.kind == "tensormap" for p in params):
+        helpers.add(TENSOR_MAP_STRUCT)
     shared_lines, static_bytes, dynamic_bytes = _shared_declarations(pr, live)
     body = shared_lines + render(pr.lines, live)
     nthreads = block[0] * block[1] * block[2]
-    bounds = f"__launch_bounds__({nthreads}) " if nthreads <= MAX_THREADS else ""
+    min_blocks = f", {pr.min_blocks}" if pr.min_blocks else ""
+    bounds = f"__launch_bounds__({nthreads}{min_blocks}) " if nthreads <= MAX_THREADS else ""
     sig = ", ".join(_param_decl(p) for p in params)
     head = f'extern "C" __global__ void {bounds}{kname}({sig}) {{'
     if len(head) > 120 and params:
@@ -216,7 +237,9 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     where = f" at {launch.location}" if launch.location else ""
     comment = f"// @{f.sym_name}: gpu.launch{where}; block ({block[0]}, {block[1]}, {block[2]})"
     text = "\n".join([comment, head, *body, "}"])
-    spec = KernelSpec(kname, launch, params, block, static_bytes, dynamic_bytes)
+    need, reason = pr.min_arch or (None, "")
+    spec = KernelSpec(kname, launch, params, block, static_bytes, dynamic_bytes, need,
+                      f"kernel {kname}: {reason}" if need else "")
     return text, spec
 
 
@@ -230,6 +253,10 @@ def _param(pr: CudaKernelPrinter, launch: Operation, v: Value, stored: bool) -> 
         return []
     t = v.type
     what = f"host value %{pr.namer.ir.get(v, '?')} : {t}"
+    if isinstance(t, TensorMapDescriptorType):  # a CUtensorMap passed by value (see .hopper)
+        name = pr.namer.name(v)
+        pr.vars[v] = name
+        return [KernelParam(v, "tensormap", TENSOR_MAP_CTYPE, None, name)]
     try:
         if isinstance(t, MemRefType):
             if not is_global(t):
@@ -263,21 +290,35 @@ def _param_decl(p: KernelParam) -> str:
 
 
 def _shared_declarations(pr: CudaKernelPrinter, live: set[Value]) -> tuple[list[str], int, int]:
-    """The declarations of the workgroup buffers some kept line uses: static ``__shared__`` arrays,
-    or, above :data:`STATIC_SHARED_LIMIT` bytes in all, pointers into dynamic shared memory."""
+    """The declarations of the workgroup buffers (and mbarrier groups) some kept line uses: static
+    ``__shared__`` arrays, or, above :data:`STATIC_SHARED_LIMIT` bytes in all, pointers into dynamic
+    shared memory. Each is aligned to 16 bytes or its own alignment (1024 for TMA/wgmma tiles); a
+    dynamic base that must be aligned to more than 16 bytes is rounded up at run time (the launch
+    requests the extra bytes)."""
     bufs = [(v, t) for v, t in pr.shared if v in live]
     sizes = [memref_bytes(t) for _, t in bufs]
     total = sum(sizes)
+    aligns = [pr.shared_align.get(v, SHARED_ALIGN) for v, _ in bufs]
+    ctypes = [pr.shared_ctype.get(v) or storage_type(t.element_type) for v, t in bufs]
     if total <= STATIC_SHARED_LIMIT:
-        lines = [f"  __shared__ __align__({SHARED_ALIGN}) {storage_type(t.element_type)} {pr.mems[v].name}"
-                 f"[{max(1, t.num_elements)}];" for v, t in bufs]
+        lines = [f"  __shared__ __align__({a}) {ct} {pr.mems[v].name}[{max(1, t.num_elements)}];"
+                 for (v, t), a, ct in zip(bufs, aligns, ctypes)]
         return lines, total, 0
+    base_align = max([SHARED_ALIGN, *aligns])
     lines = [""]
     offset = 0
-    for (v, t), n in zip(bufs, sizes):
-        st = storage_type(t.element_type)
-        lines.append(f"  {st}* {pr.mems[v].name} = ({st}*)(air_smem + {offset});")
-        offset += -(-n // SHARED_ALIGN) * SHARED_ALIGN
-    lines[0] = f"  extern __shared__ __align__({SHARED_ALIGN}) unsigned char air_smem[];  // {offset} bytes"
-    return lines, 0, offset
-
+    for (v, _), n, a, ct in zip(bufs, sizes, aligns, ctypes):
+        a = max(a, SHARED_ALIGN)
+        offset = -(-offset // a) * a
+        lines.append(f"  {ct}* {pr.mems[v].name} = ({ct}*)(air_smem + {offset});")
+        offset += n
+    offset = -(-offset // SHARED_ALIGN) * SHARED_ALIGN
+    if base_align == SHARED_ALIGN:
+        lines[0] = f"  extern __shared__ __align__({SHARED_ALIGN}) unsigned char air_smem[];  // {offset} bytes"
+        return lines, 0, offset
+    pad = base_align - SHARED_ALIGN  # the dynamic base is 16-byte aligned at least
+    lines[0:1] = [f"  extern __shared__ __align__({base_align}) unsigned char air_smem_base[];  // {offset} + "
+                  f"{pad} bytes (alignment)",
+                  f"  unsigned char* air_smem = air_smem_base + ((0u - (unsigned)__cvta_generic_to_shared("
+                  f"air_smem_base)) & {base_align - 1}u);"]
+    return lines, 0, offset + pad
