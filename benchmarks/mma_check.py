@@ -15,6 +15,12 @@ inputs anyway).
 
     python benchmarks/mma_check.py                       # every shape, f16 and bf16 (about 2-3 minutes)
     python benchmarks/mma_check.py --only 4096 --dtype f16 --repeat 20
+    python benchmarks/mma_check.py --transpose-b --wgmma # B given N x K (a linear layer's weight), on
+                                                         # Hopper's warpgroup MMA (issue 19)
+
+``--transpose-b``: ``C = A @ B^T`` with B given ``N x K`` (``air.library.matmul(..., transpose_b=True)``,
+cuBLAS's side ``torch.matmul(A, B.t())``); ``--wgmma``: the GPU pipeline with ``gpu-map-mma{wgmma=true}``
+(``transforms.pipelines.gpu_pipeline(wgmma=True)``).
 
 The table: shape, dtype, our tiles (from the trace), compile seconds, relative error, ours ms,
 cuBLAS ms, our TFLOP/s, cuBLAS TFLOP/s and the ratio (cuBLAS time / ours: the issue's target is
@@ -37,8 +43,8 @@ from gpu import DEFAULT_L2_BYTES, Rotation, compile_ours, rotation_copies  # noq
 
 import affine_ir as air  # noqa: E402
 
-#: (M, N, K): the issue's squares, then LLM-layer shapes (decode-like M = 16, prefill M = 2048).
-SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)] + [
+#: (M, N, K): the issues' squares (1024 and 2048: issue 19), then LLM-layer shapes (decode-like M = 16, prefill M = 2048).
+SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)] + [
     (m, n, k) for m in (16, 128, 2048) for n, k in ((4096, 4096), (11008, 4096), (4096, 11008))]
 DTYPES = ("f16", "bf16")
 TARGET_RATIO = 0.6
@@ -50,6 +56,8 @@ def mapped_tiles(exe) -> str:
     """What gpu-map-mma decided for the contraction (the tiles, or why it left it to gpu-schedule)."""
     for d in getattr(exe.trace, "decisions", []):
         if d.pass_name == "gpu-map-mma" and "contraction" in d.message:
+            if d.kind == "applied" and "warpgroup MMA" in d.message:
+                return "wgmma " + d.message.split("block tile ", 1)[-1].split(";", 1)[0]
             if d.kind == "applied":
                 text = d.message.split("block tile ", 1)[-1]
                 return "mma " + text.split(", A ", 1)[0].replace(" m16n8 fragments", "")
@@ -63,17 +71,21 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     t0 = time.perf_counter()
-    exe, comp_s, _ = compile_ours(air.library.matmul(m, n, k, dtype=dtype), pipeline=args.pipeline)
+    tb = args.transpose_b
+    exe, comp_s, _ = compile_ours(air.library.matmul(m, n, k, dtype=dtype, transpose_b=tb), pipeline=args.pipeline)
     tiles = mapped_tiles(exe)
     set_bytes = (m * k + k * n + m * n) * 2
     copies = rotation_copies(set_bytes, args.l2)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     scale = 1 / math.sqrt(math.sqrt(k))
     sets = [[(torch.randn(m, k, device="cuda", generator=gen) * scale).to(tdt),
-             (torch.randn(k, n, device="cuda", generator=gen) * scale).to(tdt),
+             (torch.randn(*((n, k) if tb else (k, n)), device="cuda", generator=gen) * scale).to(tdt),
              torch.full((m, n), float("nan"), device="cuda", dtype=tdt)] for _ in range(copies)]
+    def anchor(a, b, out=None):
+        return torch.matmul(a, b.t() if tb else b, out=out)
+
     exe(*sets[0])
-    want = torch.matmul(sets[0][0], sets[0][1])
+    want = anchor(sets[0][0], sets[0][1])
     err = float((sets[0][2].double() - want.double()).abs().max() / want.double().abs().max())
     row = f"{m:>5} {n:>6} {k:>6} {dtype:>5}  {tiles[:44]:<44} {comp_s:>6.1f} {err:>8.1e}"
     if not err <= args.rtol:  # NaN (an element never written) fails too
@@ -89,8 +101,8 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
             b.close()
     out = torch.empty(m, n, device="cuda", dtype=tdt)
     theirs = statistics.median(cuda_driver.time_all_ms(
-        Rotation(lambda a, b, _c: torch.matmul(a, b, out=out), sets), repeat=args.repeat, warmup=args.warmup))
-    err2 = float((sets[-1][2].double() - torch.matmul(sets[-1][0], sets[-1][1]).double()).abs().max()
+        Rotation(lambda a, b, _c: anchor(a, b, out=out), sets), repeat=args.repeat, warmup=args.warmup))
+    err2 = float((sets[-1][2].double() - anchor(sets[-1][0], sets[-1][1]).double()).abs().max()
                  / want.double().abs().max())
     flops = 2 * m * n * k
     ratio = theirs / ours
@@ -111,7 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pipeline", help="compile with this pass pipeline instead of the default GPU pipeline (e.g. "
                                        "gpu_pipeline() with gpu-map-mma{tile-sizes=... stages=...})")
+    ap.add_argument("--transpose-b", action="store_true", help="B given N x K: C = A @ B^T (a linear layer)")
+    ap.add_argument("--wgmma", action="store_true", help="map onto warpgroup MMA (gpu_pipeline(wgmma=True))")
     args = ap.parse_args(argv)
+    if args.wgmma:
+        from transforms.pipelines import gpu_pipeline
+
+        args.pipeline = args.pipeline or gpu_pipeline(wgmma=True)
     import torch
 
     import runtime

@@ -58,17 +58,20 @@ CPU_PIPELINE = cpu_pipeline()
 
 
 def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = False,
-                 accumulate_f16: bool = False) -> str:
+                 accumulate_f16: bool = False, wgmma: bool = False) -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for and whose launch limits and default block sizes the mapping passes use;
     ``allow_tf32`` lets ``gpu-map-mma`` put f32 contractions on TF32 matrix units (off by default,
     as in PyTorch: inputs rounded to 10-bit mantissas), ``accumulate_f16`` makes it sum f16
-    contractions in f16 (see ``docs/tensor_cores.md`` for both tolerances). Give the text to
+    contractions in f16 (see ``docs/tensor_cores.md`` for both tolerances), ``wgmma`` maps contractions of
+    K-major f16/bf16 operands onto Hopper's warpgroup MMA (TMA, mbarriers, a producer warpgroup; sm_90
+    targets; see ``transforms/gpu/map_wgmma.py``). Give the text to
     ``runtime.compile(m, target="cuda", pipeline=gpu_pipeline(allow_tf32=True))``."""
     option = "" if target == "h200" else f"{{target={target}}}"
     mma = [f"target={target}"] if target != "h200" else []
     mma += ["allow-tf32=true"] if allow_tf32 else []
     mma += ["accumulate-f16=true"] if accumulate_f16 else []
+    mma += ["wgmma=true"] if wgmma else []
     mma_option = "{" + " ".join(mma) + "}" if mma else ""
     passes = ["canonicalize"] + (["affine-loop-fusion", "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]

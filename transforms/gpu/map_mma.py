@@ -120,6 +120,7 @@ from .map_mma_plan import (
     stage_count,
 )
 from .map_mma_staging import GatherElement, Staging, swizzle
+from .map_wgmma import choose_wgmma_tiles, map_to_wgmma, plan_wgmma
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -470,9 +471,15 @@ class GpuMapMma(Pass):
                                          "docs/tensor_cores.md for the tolerance)")
     split_k: int = option(0, "slices of k run by separate blocks, their partial sums added in slice order by a second "
                              "launch (0: chosen for the target when the grid is too small, 1: off)")
+    wgmma: bool = option(False, "on sm_90 targets, contractions of K-major f16/bf16 operands on warpgroup MMA fed by "
+                                "TMA and mbarriers, with a producer warpgroup (transforms/gpu/map_wgmma.py)")
+    wgmma_tiles: tuple[int, ...] = option((), "force the warpgroup-MMA tiles BM,BN,consumer-warpgroups (default: "
+                                              "chosen for the target)")
 
     def __post_init__(self) -> None:
         check_schedule_options(self.tile_sizes, "BM,BN,BK,warps-m,warps-n", self.split_k)
+        if self.wgmma_tiles and len(self.wgmma_tiles) != 3:
+            raise ValueError(f"wgmma-tiles takes BM,BN,consumer-warpgroups, got {list(self.wgmma_tiles)}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -485,6 +492,12 @@ class GpuMapMma(Pass):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): not a contraction: {c}")
                 continue
             plan = plan_mma(c, gpu, self.allow_tf32, self.accumulate_f16)
+            wgmma_note = ""
+            if self.wgmma and not isinstance(plan, str):
+                host = host or HostPlan(func.body)
+                launch, wgmma_note = self._wgmma(plan, gpu, host, ctx)
+                if launch is not None:
+                    continue
             tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
@@ -499,7 +512,22 @@ class GpuMapMma(Pass):
             ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                                 f"({c.loops_of(c.red_loops)}) on the matrix units: {plan.kind.describe()}, "
                                 f"{tiles.describe()}, XOR-swizzled shared rows; {layout}; {split_note}"
-                                + (f" ({plan.note})" if plan.note else ""))
+                                + (f" ({plan.note})" if plan.note else "") + wgmma_note)
+
+    def _wgmma(self, plan: MmaPlan, gpu: GPUTarget, host: HostPlan, ctx: PassContext):
+        """Map ``plan`` onto warpgroup MMA when it qualifies: (the launch, "") or (None, why not, for the
+        trace of the ``mma.sync`` mapping)."""
+        wp = plan_wgmma(plan, gpu)
+        tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k) \
+            if not isinstance(wp, str) else wp
+        if isinstance(tiles, str):
+            return None, f"; not on warpgroup MMA: {tiles}"
+        c = plan.c
+        launch = map_to_wgmma(wp, tiles, host, gpu)
+        ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
+                            f"({c.loops_of(c.red_loops)}) on warpgroup MMA (sm_90a): {plan.kind.input} -> f32, "
+                            f"{tiles.describe()}; TMA tiles swizzled by 128 bytes, full/empty mbarriers per stage")
+        return launch, ""
 
     def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:
         """The k slices for ``plan`` with ``tiles`` (the option's, else the model's) and the

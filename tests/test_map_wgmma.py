@@ -1,0 +1,153 @@
+"""``gpu-map-mma{wgmma=true}``: contractions on Hopper's warpgroup MMA fed by TMA, with a producer
+warpgroup and mbarrier-handed stages (issue 19, part 1).
+
+On the interpreter's launch emulation (:mod:`affine_ir.interp.hopper`: TMA loads land when a thread
+waits on their mbarrier, or with :func:`~affine_ir.interp.hopper.eager_copies` when issued; a wgmma
+group reads shared memory when a wait retires it), in both thread orders and both copy schedules, the
+mapped kernels give exactly the bits of the original nests on integer-valued data. A kernel that hands
+a stage back too early, or never waits, is caught.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import affine_ir as air
+from affine_ir.dialects.nvgpu_hopper import MBarrierTryWaitParityOp, TmaAsyncLoadOp
+from affine_ir.dialects.nvgpu_warpgroup import WarpgroupMmaOp
+from affine_ir.errors import InterpretError
+from affine_ir.interp.hopper import eager_copies
+from affine_ir.testing import assert_same_bits_in_both_thread_orders, library_inputs, run
+from analysis.targets import target
+from transforms import PassManager
+from transforms.gpu.map_wgmma import WgmmaTiles, choose_wgmma_tiles
+
+L = air.library
+PREPARE = ("canonicalize,affine-loop-fusion,affine-privatize{dynamic-shapes=false},gpu-expose-parallelism,"
+           "affine-scalrep,canonicalize")
+
+
+def map_wgmma(m, options: str = ""):
+    pm = PassManager.parse(PREPARE + ",gpu-map-mma{wgmma=true" + (" " + options if options else "") + "}")
+    out = pm.run(m)
+    return out, [d for d in pm.trace.decisions if d.pass_name == "gpu-map-mma"]
+
+
+def ops_of(m, cls):
+    return [op for op in m.walk() if isinstance(op, cls)]
+
+
+def check_same_bits(m, options: str = ""):
+    out, decisions = map_wgmma(m, options)
+    assert [d.kind for d in decisions] == ["applied"], [str(d) for d in decisions]
+    assert "warpgroup MMA" in decisions[0].message, decisions[0].message
+    args = library_inputs(m, 0)
+    want = run(m, args)
+    assert np.count_nonzero(want[-1]) > want[-1].size // 4
+    assert_same_bits_in_both_thread_orders(want, out, args, context=str(decisions[0]))
+    return out, decisions[0]
+
+
+CASES = {
+    "f16 128x32, k 128": lambda: L.matmul(128, 32, 128, dtype="f16", transpose_b=True),
+    "bf16 64x64, k 192": lambda: L.matmul(64, 64, 192, dtype="bf16", transpose_b=True),
+    "f16 accumulate": lambda: L.matmul(64, 48, 64, dtype="f16", transpose_b=True, accumulate=True),
+    # partial tiles: TMA fills what lies past M, N, K with zeros; the epilogue is guarded
+    "f16 200x40, k 200 (partial)": lambda: L.matmul(200, 40, 200, dtype="f16", transpose_b=True),
+    "bf16 17x9 -> 24 wide tile, k 56 (partial)": lambda: L.matmul(17, 9, 56, dtype="bf16", transpose_b=True),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_mapped_contractions_give_the_original_bits(name):
+    out, _ = check_same_bits(CASES[name]())
+    mma = ops_of(out, WarpgroupMmaOp)
+    assert len(mma) == 1 and mma[0].transpose_b and mma[0].wait_group == 1
+    assert len(ops_of(out, TmaAsyncLoadOp)) == 2 and len(ops_of(out, MBarrierTryWaitParityOp)) == 2
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_stage_counts(stages):
+    """2 to 4 stages over 5 k steps: the phases of the full and empty barriers wrap around."""
+    out, decision = check_same_bits(L.matmul(128, 16, 320, dtype="f16", transpose_b=True), f"stages={stages}")
+    assert f"{stages} stages" in decision.message
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("options", ["split-k=3", "split-k=2 wgmma-tiles=64,64,1",
+                                     "split-k=2 wgmma-tiles=64,32,1 stages=2"])
+def test_split_k_and_one_consumer(options, accumulate):
+    """k in slices (grid z), their partial sums added in slice order by a second launch (the initial value
+    first); one consumer warpgroup of 64 rows; slices whose last steps lie past K read TMA's zeros."""
+    m = L.matmul(70, 40, 320, dtype="f16", transpose_b=True, accumulate=accumulate)
+    out, decision = check_same_bits(m, options)
+    assert "slices" in decision.message
+    assert len([op for op in out.walk() if op.name == "gpu.launch"]) == 2
+
+
+def test_small_m_is_split_on_narrow_tiles():
+    """Decode-like M = 16: the 128 x 256 tile would leave most multiprocessors idle; the model picks a
+    narrower tile and splits k."""
+    t = choose_wgmma_tiles((1, 16, 4096, 4096), target("h100"))
+    assert t.splits > 1 and t.BM == 64 and t.BM * t.BN < 128 * 256
+
+
+def test_a_matmul_of_row_major_b_stays_on_mma_sync_with_the_reason():
+    out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16"))
+    assert [d.kind for d in decisions] == ["applied"]
+    assert "on the matrix units" in decisions[0].message and "not on warpgroup MMA" in decisions[0].message
+    assert "not a plain k-contiguous tile" in decisions[0].message
+    assert not ops_of(out, WarpgroupMmaOp)
+
+
+def test_an_sm80_target_keeps_mma_sync():
+    out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16", transpose_b=True), "target=a100")
+    assert "has no warpgroup MMA" in decisions[0].message and not ops_of(out, WarpgroupMmaOp)
+
+
+def test_tiles_fit_the_shared_memory():
+    h200 = target("h200")
+    t = choose_wgmma_tiles((1, 4096, 4096, 4096), h200)
+    assert isinstance(t, WgmmaTiles) and (t.BM, t.BN, t.consumers, t.stages) == (128, 256, 2, 4)
+    assert t.shared_bytes <= h200.shared_memory_per_block_optin
+    assert choose_wgmma_tiles((1, 64, 40, 64), h200).BN == 40
+    assert WgmmaTiles(128, 264).invalid() and WgmmaTiles(96, 64).invalid()
+
+
+def _racy(text: str) -> str:
+    """The kernel with each consumer handing its stage back right after issuing the wgmma that reads it
+    (instead of one step later, when that wgmma's group is complete)."""
+    bad = text.replace("(d0 - 1 >= 0, d1 mod 128 == 0)", "(d0 >= 0, d1 mod 128 == 0)")
+    bad = bad.replace("((d0 + 1) mod 2)", "(d0 mod 2)")
+    assert bad != text
+    return bad
+
+
+def test_a_stage_handed_back_too_early_is_caught_when_copies_land_early():
+    m = L.matmul(128, 32, 512, dtype="f16", transpose_b=True)
+    out, _ = map_wgmma(m, "stages=2")
+    args = library_inputs(m, 0)
+    want = run(m, args)[-1]
+    bad = air.parse(_racy(str(out)))
+    with eager_copies():
+        assert np.array_equal(run(out, args)[-1], want)
+        assert not np.array_equal(run(bad, args)[-1], want)
+
+
+def test_reading_the_accumulator_before_its_group_completes_is_an_error():
+    m = L.matmul(64, 16, 64, dtype="f16", transpose_b=True)
+    out, _ = map_wgmma(m)
+    text = str(out).replace("nvvm.wgmma.wait.group.sync.aligned 0", "nvvm.wgmma.wait.group.sync.aligned 1")
+    with pytest.raises(InterpretError, match="still in flight"):
+        run(air.parse(text), library_inputs(m, 0))
+
+
+def test_a_wait_on_a_phase_that_never_completes_is_a_deadlock():
+    """The consumers hand back only their first stages: the producer waits for an empty stage forever."""
+    m = L.matmul(64, 16, 512, dtype="f16", transpose_b=True)
+    out, _ = map_wgmma(m, "stages=2")
+    text = str(out).replace("(d0 - 1 >= 0, d1 mod 128 == 0)", "(d0 - 1 >= 0, d1 mod 128 == 0, -d0 + 1 >= 0)")
+    assert text != str(out)
+    with pytest.raises(InterpretError, match="deadlock"):
+        run(air.parse(text), library_inputs(m, 0))

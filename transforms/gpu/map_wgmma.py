@@ -1,0 +1,493 @@
+"""The ``sm_90a`` variant of ``gpu-map-mma``: contractions on Hopper's warpgroup MMA (``wgmma``), fed by
+TMA bulk copies into a shared-memory ring whose stages are handed over on mbarriers, with one
+producer warpgroup and consumer warpgroups (warp specialization).
+
+What is mapped (:func:`plan_wgmma`): a plan of :func:`~.map_mma_plan.plan_mma` on f16/bf16 operands
+with f32 sums whose two operands are read whole from 2-D memrefs of static shape, both contiguous
+along k (``A[i, k]``, ``B[j, k]``: "K-major", the layout of ``x @ W^T`` in a linear layer), the rows
+``i``, columns ``j`` and ``k`` single loops from 0 with unit subscripts, and ``K`` a multiple of 8
+(TMA's 16-byte global strides); any ``M``, ``N`` (TMA fills what lies past the edges with zeros;
+the epilogue is guarded). Anything else stays on the ``mma.sync`` path, with the reason in the trace.
+
+The kernel, for :class:`WgmmaTiles` ``BM x BN`` (``BM = consumers x rows``), ``BK = 64`` (one
+128-byte swizzled row of 16-bit elements) and ``S`` stages::
+
+    host:  %dA = nvgpu.tma.create.descriptor (memref.cast %A) box[BM, 64]   (swizzle_128b)
+           %dB = nvgpu.tma.create.descriptor (memref.cast %B) box[BN, 64]
+    gpu.launch blocks(N/BN, M/BM) threads(128 * (1 + consumers)) {
+      %smem = memref.alloc() : memref<bytes x i8, 3>       stage s: A tile at s * (BM + BN) * 128, B after it
+      %full, %empty = nvgpu.mbarrier.create (S each)       thread 0: init full[s] 1, empty[s] consumers
+      gpu.barrier
+      warpgroup 0 (producer, setmaxregister decrease):  thread 0, for each k step kt, s = kt mod S:
+          try_wait.parity %empty[s] (parity (kt / S + 1) mod 2: passes at once in the first round)
+          arrive.expect_tx %full[s], (BM + BN) * 128 ; tma.async.load A, B tiles -> views of stage s
+      warpgroups 1.. (consumers, setmaxregister increase):  for each k step kt:
+          try_wait.parity %full[s] (parity (kt / S) mod 2)
+          %acc = nvgpu.warpgroup.mma (its rows of A, B) waitGroup = 1 transposeB   (m64nBNk16 x 4 per part)
+          thread 0 of the warpgroup: mbarrier.arrive %empty[(kt - 1) mod S]     (step kt - 1's group is done)
+        nvvm.wgmma.wait.group.sync.aligned 0 ; nvvm.barrier (the consumers) ; warpgroup.mma.store into shared
+        memory (f32, the ring reused) ; nvvm.barrier ; the epilogue per element, consecutive threads on
+        consecutive columns: the nest's ops around the reduction (initial value, truncation, bias, ...)
+    }
+
+Sums: each ``wgmma`` adds 16 products per element (the interpreter: exactly, rounded once to f32),
+so integer-valued data gives the nest's bits exactly and other data agrees within the rounding of
+a K-term f32 sum, as on the ``mma.sync`` path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_ir import AffineExpr, AffineMap, IntegerSet, Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
+from affine_ir.dialects.arith import CmpIOp, ConstantOp
+from affine_ir.dialects.gpu import BarrierOp
+from affine_ir.dialects.memref import AllocOp, CastOp, LoadOp, ViewOp
+from affine_ir.dialects.nvgpu_hopper import (
+    MBarrierArriveExpectTxOp,
+    MBarrierArriveOp,
+    MBarrierCreateOp,
+    MBarrierInitOp,
+    MBarrierTryWaitParityOp,
+    TmaAsyncLoadOp,
+    TmaCreateDescriptorOp,
+)
+from affine_ir.dialects.nvgpu_warpgroup import (
+    WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaInitAccumulatorOp,
+    WarpgroupMmaOp,
+    WarpgroupMmaStoreOp,
+)
+from affine_ir.dialects.nvvm import FenceMbarrierInitOp, NamedBarrierOp, SetMaxRegisterOp, WgmmaWaitGroupSyncOp
+from affine_ir.types import (
+    WORKGROUP,
+    MBarrierGroupType,
+    MemRefType,
+    TensorMapDescriptorType,
+    UnrankedMemRefType,
+    WarpgroupAccumulatorType,
+    WarpgroupDescriptorType,
+    bf16,
+    f16,
+    f32,
+    i8,
+    i32,
+    memref,
+    vector,
+)
+from analysis.targets import GPUTarget
+
+from .emitter import Emitter as _At
+from .gpu_map_nest import HostPlan, new_launch
+from .map_mma_plan import MmaPlan, slice_steps
+from .schedule_gpu import add_partial_sums
+
+__all__ = ["WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
+
+WARPGROUP = 128
+BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements
+ROW_BYTES = 128
+#: Registers per thread after ``setmaxregister``: the producer's few, the consumers' many (the
+#: block's 384 threads stay within the 64 K registers of a multiprocessor).
+PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
+#: How long one ``try_wait`` suspends before trying again (upstream's examples use this).
+WAIT_TICKS = 10_000_000
+MAX_STAGES = 4
+
+
+def _d(k: int) -> AffineExpr:
+    return AffineExpr.dim(k)
+
+
+@dataclass(frozen=True)
+class WgmmaTiles:
+    """Block tile ``BM x BN`` (``consumers`` warpgroups of ``BM / consumers`` rows each, a multiple of 64),
+    k step 64, a ring of ``stages``, k in ``splits`` slices (split-K: grid z)."""
+
+    BM: int = 128
+    BN: int = 256
+    consumers: int = 2
+    stages: int = 4
+    splits: int = 1
+
+    @property
+    def rows(self) -> int:
+        """Rows of the block tile each consumer warpgroup computes."""
+        return self.BM // self.consumers
+
+    @property
+    def threads(self) -> int:
+        return WARPGROUP * (1 + self.consumers)
+
+    @property
+    def a_bytes(self) -> int:
+        return self.BM * ROW_BYTES
+
+    @property
+    def stage_bytes(self) -> int:
+        return (self.BM + self.BN) * ROW_BYTES
+
+    @property
+    def epilogue_bytes(self) -> int:
+        return self.BM * self.BN * 4
+
+    @property
+    def shared_bytes(self) -> int:
+        return max(self.stages * self.stage_bytes, self.epilogue_bytes)
+
+    def invalid(self) -> str | None:
+        if self.consumers < 1 or self.BM % self.consumers or self.rows % 64 or self.rows > 256:
+            return f"block rows {self.BM} do not split into {self.consumers} warpgroups of a multiple of 64 rows"
+        if self.BN % 8 or not 8 <= self.BN <= 256:
+            return f"block columns {self.BN}: wgmma's n is a multiple of 8 up to 256"
+        if self.BM > 256:
+            return f"block rows {self.BM}: a TMA box has at most 256 rows"
+        if self.stages < 2:
+            return f"{self.stages} stage(s): the ring needs at least 2"
+        return None
+
+    def describe(self) -> str:
+        split = f", k split in {self.splits} slices (partial sums added in slice order by a second launch)" \
+            if self.splits > 1 else ""
+        return (f"block tile {self.BM}x{self.BN}, k step {BK}, {self.consumers} consumer warpgroup"
+                f"{'s' if self.consumers > 1 else ''} of m{self.rows}n{self.BN} and a producer, {self.stages} stages"
+                f"{split}")
+
+
+@dataclass(frozen=True)
+class WgmmaPlan:
+    """What :func:`plan_wgmma` found: the matrix-unit plan and the two global operands."""
+
+    mma: MmaPlan
+    a: Value  # M x K
+    b: Value  # N x K
+
+
+def _operand(op, c) -> Value | str:
+    """The memref a K-major operand is read whole from, or why it is not one."""
+    ld = op.load
+    what = f"the read of %{ld.memref.name_hint or '?'}"
+    t = ld.memref.type
+    side_loops = c.rows if op.side == "A" else c.cols
+    if op.gather or op.guard is not None or not op.k_fast:
+        return f"{what} is not a plain k-contiguous tile (gathered, padded or strided along k)"
+    if not isinstance(t, MemRefType) or t.rank != 2 or None in t.shape:
+        return f"{what} is not of a 2-D memref of static shape"
+    if len(side_loops) != 1 or len(c.red_loops) != 1:
+        return f"{what} has more than one row/column or k loop"
+    if ld.map.num_symbols or ld.map.results != (_d(0), _d(1)) or len(ld.indices) != 2:
+        return f"{what} is not indexed by (its row/column, k) directly"
+    want = (side_loops[0].induction_var, c.red_loops[0].induction_var)
+    if tuple(ld.indices) != want or any(c.lows.get(lp, 0) for lp in (*side_loops, *c.red_loops)):
+        return f"{what} is not indexed by (its row/column, k) from 0"
+    if (t.shape[1] * 2) % 16:
+        return f"{what}: rows of {t.shape[1]} elements are not a multiple of 16 bytes (TMA's strides)"
+    return ld.memref
+
+
+def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
+    """The warpgroup-MMA plan of ``plan`` on ``gpu`` (see the module docstring), or why there is none."""
+    if gpu.compute_capability < (9, 0):
+        return f"{gpu.name} has no warpgroup MMA (sm_90a)"
+    c = plan.c
+    if plan.kind.input not in (f16, bf16) or plan.kind.acc != f32:
+        return f"warpgroup MMA is built for f16/bf16 operands with f32 sums, not {plan.kind.describe()}"
+    if c.batch:
+        return "batched contractions are not mapped to warpgroup MMA yet"
+    a, b = (_operand(op, c) for op in plan.operands())
+    for x in (a, b):
+        if isinstance(x, str):
+            return x
+    return WgmmaPlan(plan, a, b)
+
+
+#: Candidate block tiles (BM, BN, consumer warpgroups), best first on a tie.
+TILE_CANDIDATES = ((128, 256, 2), (128, 128, 2), (64, 256, 1), (64, 128, 1), (128, 64, 2), (64, 64, 1))
+#: Splits of k tried when the tiles alone leave multiprocessors idle.
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+#: The share of the matrix units' peak the 128 x 256 tile reaches (measured: 0.71-0.79 of 989 TFLOP/s on
+#: the H100 at 4096-8192, RESULTS.md 2026-12-07 third session); smaller tiles lose with their reuse.
+PEAK_SHARE = 0.75
+#: A block's fixed time besides its k steps (barrier init, the pipeline's fill, the epilogue), seconds.
+BLOCK_OVERHEAD_S = 3e-6
+
+
+def estimate_wgmma_seconds(sizes: tuple[int, int, int, int], tiles: WgmmaTiles, gpu: GPUTarget) -> float:
+    """The kernel's time for ``tiles`` (with their splits): the blocks in waves over the
+    multiprocessors, each block's k steps at the multiprocessor's share of the tensor rate scaled by the
+    tile's reuse (``BM*BN/(BM+BN)`` against the 128 x 256 tile's) and by one consumer warpgroup hiding
+    less than two, plus a fixed time per block; at least the time to read both operands and write the
+    output once at the DRAM bandwidth; a split adds a launch and its f32 slices written and read back."""
+    b, m, n, k = sizes
+    steps = slice_steps(k, BK, tiles.splits)
+    blocks = b * -(-m // tiles.BM) * -(-n // tiles.BN) * tiles.splits
+    waves = -(-blocks // gpu.sm_count)
+    reuse = min(1.0, (tiles.BM * tiles.BN / (tiles.BM + tiles.BN)) / (128 * 256 / 384))
+    rate = gpu.tensor_flops["fp16"] / gpu.sm_count * PEAK_SHARE * reuse * (1.0 if tiles.consumers > 1 else 0.85)
+    compute = waves * (2 * tiles.BM * tiles.BN * steps * BK / rate + BLOCK_OVERHEAD_S)
+    memory = (b * (m * k + n * k) * 2 + b * m * n * 4) / gpu.dram_bandwidth
+    seconds = max(compute, memory)
+    if tiles.splits > 1:
+        seconds += gpu.schedule_model.launch_s + 2 * 4 * b * m * n * tiles.splits / gpu.dram_bandwidth
+    return seconds
+
+
+def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages: int = 0,
+                       forced: tuple[int, ...] = (), splits: int = 0) -> WgmmaTiles | str:
+    """The tiles for a ``batch x M x N x K`` contraction: ``forced`` = (BM, BN, consumers) if given, else the
+    candidate of :data:`TILE_CANDIDATES` (columns narrowed to ``N`` rounded up to 8 when ``N`` is smaller)
+    and the split of k (``splits``: 0 chosen from :data:`SPLITS`, slices of at least 4 k steps; 1 off)
+    with the least :func:`estimate_wgmma_seconds` (ties: the earlier candidate, fewer slices); as many
+    stages (at most 4) as the shared memory per block holds and the slices' k steps use."""
+    _, _, n, k = sizes
+    steps = -(-k // BK)
+    candidates = [forced] if forced else TILE_CANDIDATES
+    split_options = [splits] if splits else [s for s in SPLITS if s == 1 or -(-steps // s) >= 4]
+    best, why = None, "no tile fits"
+    for rank, (bm, bn, consumers) in enumerate(candidates):
+        bn = bn if forced else min(bn, -(-n // 8) * 8)
+        for split in split_options:
+            tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split), gpu, stages, -(-steps // split))
+            bad = tiles.invalid() or _too_big(tiles, gpu)
+            if bad:
+                why = bad
+                continue
+            key = (estimate_wgmma_seconds(sizes, tiles, gpu), rank, split)
+            if best is None or key < best[0]:
+                best = (key, tiles)
+    return best[1] if best else why
+
+
+def _with_stages(t: WgmmaTiles, gpu: GPUTarget, stages: int, steps: int) -> WgmmaTiles:
+    s = stages or min(MAX_STAGES, max(2, steps))
+    while s > 2 and max(s * t.stage_bytes, t.epilogue_bytes) > gpu.shared_memory_per_block_optin - 1024:
+        s -= 1
+    return WgmmaTiles(t.BM, t.BN, t.consumers, s, t.splits)
+
+
+def _too_big(t: WgmmaTiles, gpu: GPUTarget) -> str | None:
+    if t.shared_bytes > gpu.shared_memory_per_block_optin - 1024:
+        return f"{t.describe()} needs {t.shared_bytes} bytes of shared memory, {gpu.name} has " \
+               f"{gpu.shared_memory_per_block_optin}"
+    return None
+
+
+class _Kernel:
+    """Builds the launch of one plan (see the module docstring)."""
+
+    def __init__(self, plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan, gpu: GPUTarget):
+        self.plan, self.t, self.host, self.gpu = plan, tiles, host, gpu
+        self.c = plan.mma.c
+        self.loc = self.c.nest.location
+        self.steps = slice_steps(self.c.sizes[3], BK, tiles.splits)  # k steps per slice
+        self.el = plan.mma.kind.input
+        self.workspace = None
+
+    # -- host -----------------------------------------------------------------------------------------
+    def _descriptor(self, operand: Value, rows: int) -> Value:
+        t: MemRefType = operand.type
+        tile = memref((rows, BK), t.element_type, WORKGROUP)
+        anchor = self.c.nest
+        cast = CastOp(operand, UnrankedMemRefType(t.element_type, t.memory_space), location=self.loc,
+                      name_hint=f"{operand.name_hint or 'x'}_unranked")
+        anchor.parent.insert_before(anchor, cast)
+        dtype = TensorMapDescriptorType(tile, "swizzle_128b", "none", "zero", "none")
+        op = TmaCreateDescriptorOp(cast.results[0], [self.host.constant(rows), self.host.constant(BK)], dtype,
+                                   location=self.loc, name_hint=f"{operand.name_hint or 'x'}_tma")
+        anchor.parent.insert_before(anchor, op)
+        return op.results[0]
+
+    # -- the kernel ------------------------------------------------------------------------------------
+    def build(self) -> Operation:
+        c, t, host = self.c, self.t, self.host
+        _, m, n, _ = c.sizes
+        self.da = self._descriptor(self.plan.a, t.BM)
+        self.db = self._descriptor(self.plan.b, t.BN)
+        cols, rows = -(-n // t.BN), -(-m // t.BM)
+        if t.splits > 1:  # the slices' partial sums: [slice, row, column]
+            shape = (t.splits, *(c.trips[lp] for lp in c.band))
+            alloc = AllocOp(memref(shape, f32), location=self.loc, name_hint="partial_sums")
+            c.nest.parent.insert_before(c.nest, alloc)
+            self.workspace = alloc.results[0]
+        launch = new_launch(host, c.nest, [host.constant(cols), host.constant(rows), host.constant(t.splits)],
+                            (t.threads, 1, 1))
+        self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
+        at = self.top = _At(launch.body.ops[-1], self.loc)
+        self._rasterize(cols, rows)
+        self.bar_id, self.bar_threads = (at.add(ConstantOp.of(v, i32, location=self.loc)).results[0]
+                                         for v in (1, t.consumers * WARPGROUP))
+        self.smem = at.add(AllocOp(memref((t.shared_bytes,), i8, WORKGROUP), location=self.loc,
+                                   name_hint="smem")).results[0]
+        group = MBarrierGroupType(WORKGROUP, t.stages)
+        self.full = at.add(MBarrierCreateOp(group, location=self.loc, name_hint="full")).results[0]
+        self.empty = at.add(MBarrierCreateOp(group, location=self.loc, name_hint="empty")).results[0]
+        self.row0 = at.apply(_d(0) * t.BM, [self.by], "row0")
+        self.col0 = at.apply(_d(0) * t.BN, [self.bx], "col0")
+        first = self._if(at, [_d(0)], [self.tid], eq=True)
+        for s in range(t.stages):
+            first.add(MBarrierInitOp(self.full, self._c(s), self._c(1), location=self.loc))
+            first.add(MBarrierInitOp(self.empty, self._c(s), self._c(t.consumers), location=self.loc))
+        first.add(FenceMbarrierInitOp(location=self.loc))
+        at.add(BarrierOp(location=self.loc))
+        producer, consumer = self._if(at, [WARPGROUP - 1 - _d(0)], [self.tid], with_else=True)
+        self._producer(producer)
+        self._consumer(consumer)
+        if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
+            add_partial_sums(c, self.workspace, t.splits, host, self.gpu.default_threads_per_block)
+        c.nest.erase()
+        return launch
+
+    def _c(self, value: int) -> Value:
+        return self.host.constant(value)
+
+    def _if(self, at: _At, exprs: list[AffineExpr], operands: list[Value], eq=False, with_else: bool = False):
+        """An ``affine.if`` on ``exprs`` (over ``operands``) ``== 0`` (``eq``: one flag for all, or one per
+        expression) or ``>= 0``; emitters into its then (and else) blocks."""
+        flags = tuple(eq) if isinstance(eq, (tuple, list)) else (eq,) * len(exprs)
+        cond = IntegerSet(len(operands), 0, tuple(exprs), flags)
+        op = at.add(AffineIfOp(cond, operands, with_else=with_else, location=self.loc))
+        then = _At(op.then_block.ops[-1], self.loc)
+        return (then, _At(op.else_block.ops[-1], self.loc)) if with_else else then
+
+    def _parity(self, at: _At, expr: AffineExpr, kt: Value) -> Value:
+        """``expr(kt) mod 2 == 1`` as an i1."""
+        bit = at.apply(expr % 2, [kt], "phase")
+        return at.add(CmpIOp("eq", bit, self._c(1), location=self.loc, name_hint="parity")).results[0]
+
+    def _view(self, at: _At, offset: AffineExpr, operands: list[Value], t: MemRefType, name: str) -> Value:
+        shift = at.apply(offset, operands, f"{name}_at")
+        return at.add(ViewOp(self.smem, shift, [], t, location=self.loc, name_hint=name)).results[0]
+
+    def _producer(self, at: _At) -> None:
+        """Warpgroup 0: thread 0 fills the ring (the other threads have nothing to do)."""
+        t = self.t
+        at.add(SetMaxRegisterOp("decrease", PRODUCER_REGISTERS, location=self.loc))
+        one = self._if(at, [_d(0)], [self.tid], eq=True)
+        loop = one.add(AffineForOp(0, [], self.steps, [], 1, [], iv_name="kt", location=self.loc))
+        body = _At(loop.body.ops[-1], self.loc)
+        kt = loop.induction_var
+        s = body.apply(_d(0) % t.stages, [kt], "stage")
+        ticks = self._c(WAIT_TICKS)
+        body.add(MBarrierTryWaitParityOp(self.empty, s, self._parity(body, _d(0).floordiv(t.stages) + 1, kt), ticks,
+                                         location=self.loc))
+        body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
+        k0 = body.apply((_d(0) + _d(1) * self.steps) * BK, [kt, self.bz], "k0")
+        a = self._view(body, _d(0) * t.stage_bytes, [s], memref((t.BM, BK), self.el, WORKGROUP), "a_tile")
+        body.add(TmaAsyncLoadOp(self.da, [k0, self.row0], self.full, s, a, location=self.loc))
+        b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref((t.BN, BK), self.el, WORKGROUP), "b_tile")
+        body.add(TmaAsyncLoadOp(self.db, [k0, self.col0], self.full, s, b, location=self.loc))
+
+    def _consumer(self, at: _At) -> None:
+        """Warpgroups 1..: the k loop on the matrix units, then the epilogue."""
+        t = self.t
+        at.add(SetMaxRegisterOp("increase", CONSUMER_REGISTERS, location=self.loc))
+        wg = at.apply(_d(0).floordiv(WARPGROUP) - 1, [self.tid], "consumer")
+        acc_t = WarpgroupAccumulatorType(vector((t.rows, t.BN), f32))
+        acc0 = at.add(WarpgroupMmaInitAccumulatorOp(acc_t, location=self.loc, name_hint="acc")).results[0]
+        loop = at.add(AffineForOp(0, [], self.steps, [], 1, [acc0], iv_name="kt", location=self.loc))
+        marker = AffineYieldOp([], location=self.loc)
+        loop.body.append(marker)
+        body = _At(marker, self.loc)
+        kt, acc = loop.induction_var, loop.body.args[1]
+        s = body.apply(_d(0) % t.stages, [kt], "stage")
+        body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, _d(0).floordiv(t.stages), kt),
+                                         self._c(WAIT_TICKS), location=self.loc))
+        a_t = memref((t.rows, BK), self.el, WORKGROUP)
+        b_t = memref((t.BN, BK), self.el, WORKGROUP)
+        a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
+        b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], b_t, "b_tile")
+        da = body.add(WarpgroupGenerateDescriptorOp(a, self.da, WarpgroupDescriptorType(a_t), location=self.loc,
+                                                    name_hint="desc_a")).results[0]
+        db = body.add(WarpgroupGenerateDescriptorOp(b, self.db, WarpgroupDescriptorType(b_t), location=self.loc,
+                                                    name_hint="desc_b")).results[0]
+        nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_b=True, location=self.loc, name_hint="acc")).results[0]
+        # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer
+        release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
+        release.add(MBarrierArriveOp(self.empty, release.apply((_d(0) - 1) % t.stages, [kt], "done_stage"),
+                                     location=self.loc))
+        body.add(AffineYieldOp([nxt], location=self.loc))
+        marker.erase()
+        acc = loop.results[0]
+        at.add(WgmmaWaitGroupSyncOp(0, location=self.loc))
+        at.add(NamedBarrierOp(self.bar_id, self.bar_threads, location=self.loc))  # the consumers are done with the ring
+        part = self._view(at, _d(0) * (t.rows * t.BN * 4), [wg], memref((t.rows, t.BN), f32, WORKGROUP), "sums")
+        at.add(WarpgroupMmaStoreOp(acc, part, location=self.loc))
+        at.add(NamedBarrierOp(self.bar_id, self.bar_threads, location=self.loc))
+        self._epilogue(at)
+
+    def _epilogue(self, at: _At) -> None:
+        """Each consumer thread runs the nest's ops around the reduction on its share of the block tile's
+        sums (in shared memory), consecutive threads on consecutive columns."""
+        t, c, plan = self.t, self.c, self.plan.mma
+        threads = t.consumers * WARPGROUP
+        sums = self._view(at, AffineExpr.constant(0), [], memref((t.BM, t.BN), f32, WORKGROUP), "tile_sums")
+        count = -(-(t.BM * t.BN) // threads)
+        loop = at.add(AffineForOp(0, [], count, [], 1, [], iv_name="e", location=self.loc))
+        body = _At(loop.body.ops[-1], self.loc)
+        e = _d(0) * threads + _d(1) - WARPGROUP  # over (e, tid)
+        r, col = e.floordiv(t.BN), e % t.BN
+        ops = [loop.induction_var, self.tid]
+        row_e = r.replace([_d(0), _d(1)]) + _d(2) * t.BM
+        col_e = col.replace([_d(0), _d(1)]) + _d(2) * t.BN
+        _, m, n, _ = c.sizes
+        cons = []
+        if (t.BM * t.BN) % threads:
+            cons.append(AffineExpr.constant(t.BM - 1) - r)
+        inside = body
+        guard_ops = ops
+        if cons:
+            inside = self._if(body, cons, guard_ops)
+        mapping: dict = {}
+        rv = inside.apply(r, ops, "r")
+        cv = inside.apply(col, ops, "c")
+        x = inside.add(LoadOp(sums, [rv, cv], location=self.loc, name_hint="sum")).results[0]
+        row_iv = inside.apply(row_e, [*ops, self.by], c.rows[0].induction_var.name_hint)
+        col_iv = inside.apply(col_e, [*ops, self.bx], c.cols[0].induction_var.name_hint)
+        outer = []
+        if m % t.BM:
+            outer.append(AffineExpr.constant(m - 1) - _d(0))
+        if n % t.BN:
+            outer.append(AffineExpr.constant(n - 1) - _d(1))
+        if outer:
+            inside = self._if(inside, outer, [row_iv, col_iv])
+        mapping[c.rows[0].induction_var] = row_iv
+        mapping[c.cols[0].induction_var] = col_iv
+        if self.workspace is not None:  # split-K: the slice's partial sum, as is
+            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(3), [self.bz, row_iv, col_iv],
+                                     location=self.loc))
+            return
+        acc_arg = c.inner.body.args[1]
+        term = next(v for v in plan.combine.operands if v is not acc_arg)
+        for op in c.pre:
+            inside.add(op.clone(mapping))
+        if not plan.init_zero:
+            init = mapping.get(c.red.inits[0], c.red.inits[0])
+            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
+        mapping[c.red.results[0]] = x
+        for op in c.post:
+            inside.add(op.clone(mapping))
+
+    def _rasterize(self, cols: int, rows: int) -> None:
+        """Blocks in groups of up to 8 block rows, column by column within a group (as the ``mma.sync``
+        kernel does): the blocks running together share their B tiles in L2."""
+        group = max(g for g in range(1, min(rows, 8) + 1) if rows % g == 0)
+        if group == 1 or cols == 1 or rows * cols <= self.gpu.sm_count:
+            return
+        p = _d(1) * cols + _d(0)
+        row = p.floordiv(group * cols) * group + p % group
+        col = (p % (group * cols)).floordiv(group)
+        self.by, self.bx = (self.top.apply(e, [self.bx, self.by], name) for e, name in ((row, "tile_row"),
+                                                                                       (col, "tile_col")))
+
+
+def map_to_wgmma(plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan | None = None,
+                 gpu: GPUTarget | None = None) -> Operation:
+    """Replace the contraction nest of ``plan`` by its warpgroup-MMA ``gpu.launch`` (see the module
+    docstring); returns the launch. The caller checked ``tiles`` (:meth:`WgmmaTiles.invalid`, shared
+    memory)."""
+    from analysis.targets import DEFAULT_GPU
+
+    host = host or HostPlan(plan.mma.c.nest.parent)
+    return _Kernel(plan, tiles, host, gpu or DEFAULT_GPU).build()
+
