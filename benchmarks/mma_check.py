@@ -43,7 +43,8 @@ from gpu import DEFAULT_L2_BYTES, Rotation, compile_ours, rotation_copies  # noq
 
 import affine_ir as air  # noqa: E402
 
-#: (M, N, K): the issues' squares (1024 and 2048: issue 19), then LLM-layer shapes (decode-like M = 16, prefill M = 2048).
+#: (M, N, K): the issues' squares (1024 and 2048: issue 19), then LLM-layer shapes (decode-like M = 16,
+#: prefill M = 2048).
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)] + [
     (m, n, k) for m in (16, 128, 2048) for n, k in ((4096, 4096), (11008, 4096), (4096, 11008))]
 DTYPES = ("f16", "bf16")
