@@ -12,18 +12,20 @@ GPU pipeline of :mod:`transforms.pipelines`: fusion, ``gpu-schedule`` for contra
 ``pipeline="gpu-map"`` is the unoptimized mapping) gives the mapped
 module (``k.module``, its trace ``k.trace``); :func:`codegen.cuda.emit` prints CUDA C
 (``k.source``, one ``__global__`` kernel per launch, ``k.kernels``); :func:`runtime.nvrtc.
-compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host
-function is executed op by op -- constants and ``affine.apply``/``min``/``max`` of index
-values on the host, ``memref.alloc``/``dealloc`` as device buffers (pooled: a later call reuses
-an earlier one's, ``k.release_memory()`` frees them), each ``gpu.launch`` as a
-kernel launch with its grid computed from the symbols -- then the device is synchronized and
-numpy arguments are copied back. The first call with given scalar arguments and dims records a
-launch plan (each launch checked and packed once); later calls with the same ones replay it with
-their own pointers patched in, without interpreting the host function again. Arguments are checked before anything runs
-(:class:`~runtime.errors.LaunchError` naming the argument), and every launch against the
-device's limits (threads, shared memory, registers) before it is made. Arrays whose memory
-overlaps, one of them written by the function, are refused (the kernels take ``__restrict__``
-pointers), and so is a read-only array for a written memref
+compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host function
+is executed op by op -- constants and ``affine.apply``/``min``/``max`` of index values on the host,
+``memref.alloc``/``dealloc`` as device buffers (pooled: a later call reuses an earlier one's,
+``k.release_memory()`` frees them), each ``gpu.launch`` as a kernel launch with its grid computed
+from the symbols -- then, when an argument is a numpy array, the device is synchronized and those
+arrays are copied back (device arrays alone: the call returns with the kernels queued on the default
+stream, as a PyTorch op does; temporaries go back to the pool at once, safe because the next call's
+kernels run after these on the same stream). The first call with given scalar arguments and dims
+records a launch plan (each launch checked and packed once); later calls with the same ones replay
+it with their own pointers patched in, without interpreting the host function again. Arguments are
+checked before anything runs (:class:`~runtime.errors.LaunchError` naming the argument), and every
+launch against the device's limits (threads, shared memory, registers) before it is made. Arrays
+whose memory overlaps, one of them written by the function, are refused (the kernels take
+``__restrict__`` pointers), and so is a read-only array for a written memref
 (:func:`runtime.arg_checks.written_arguments`); arrays only read may be shared or read-only.
 """
 
@@ -121,6 +123,7 @@ class CudaExecutable:
     _plans: dict = field(default_factory=dict, repr=False)
     _plan_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     bounds_guard = None  # runtime.compile's launch-time bounds checks (called with the arguments)
+    _written: frozenset | None = field(default=None, repr=False)  # written_arguments(function), once
 
     @property
     def source(self) -> str:
@@ -142,7 +145,8 @@ class CudaExecutable:
             temporaries: list = []
             try:
                 self._run(values, temporaries, cuda_driver)
-                cuda_driver.synchronize()
+                if any(a.host is not None for a in prepared):  # numpy arguments: copied back after the kernels
+                    cuda_driver.synchronize()
             finally:
                 for t in temporaries:
                     self._give(t)
@@ -187,7 +191,11 @@ class CudaExecutable:
             self._pool.setdefault(buf.nbytes, []).append(buf)
 
     def release_memory(self) -> int:
-        """Free the pooled temporaries (the next call allocates again); the bytes freed."""
+        """Free the pooled temporaries (the next call allocates again); the bytes freed. Waits for the
+        device first: a call on device arrays returns with its kernels queued, not done."""
+        from . import cuda_driver
+
+        cuda_driver.synchronize()
         with self._pool_lock:
             bufs = [b for free in self._pool.values() for b in free]
             self._pool.clear()
@@ -209,7 +217,9 @@ class CudaExecutable:
         for k, p in enumerate(params):
             if not isinstance(p.type, MemRefType):
                 values[p] = cuda_arrays.scalar_argument(args[k], p.type, k, _name(p))[1]
-        written = written_arguments(self.function)
+        if self._written is None:  # what the IR says, once
+            self._written = written_arguments(self.function)
+        written = self._written
         with cuda_arrays.prepare_arguments([args[k] for k in mem], [params[k].type for k in mem],
                                            [_name(params[k]) for k in mem], positions=mem,
                                            written=[k in written for k in mem]) as prepared:
