@@ -265,7 +265,7 @@ def test_wgmma_tile_prints_tma_mbarriers_and_inlined_wgmma_and_compiles_for_sm_9
     assert "if (leader) air_mbarrier_init(&bar[0], 1);" in body
     assert "if (leader) air_tma_load_2d(smA, &dA, &bar[0], 0, 0);" in body
     assert "air_mbarrier_wait_parity(&bar[0], 0, 10000000);" in body
-    assert "unsigned long long wA = air_wgmma_desc(smA, 1024, 1);" in body
+    assert "unsigned long long wA = air_wgmma_desc(smA, 16, 1024, 1);" in body
     assert "air_wgacc_64x64 acc = {};" in body
     k = body.index('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
     assert body[k - 1] == "air_wgacc_fence_32(acc.v);"
@@ -283,8 +283,8 @@ def test_wgmma_tile_prints_tma_mbarriers_and_inlined_wgmma_and_compiles_for_sm_9
 def test_wgmma_descriptor_bits():
     """The descriptor helper puts the fields where PTX's matrix descriptor has them."""
     p = emit(air.parse(TILE), arch="sm_90")
-    assert "return ((a & 0x3FFFFULL) >> 4) | (1ULL << 16) | ((unsigned long long)(stride_bytes >> 4) << 32) |" in p.source
-    assert "((unsigned long long)swizzle << 62);" in p.source
+    assert "return ((a & 0x3FFFFULL) >> 4) | ((unsigned long long)((leading_bytes >> 4) & 0x3FFF) << 16) |" in p.source
+    assert "((unsigned long long)(stride_bytes >> 4) << 32) | ((unsigned long long)swizzle << 62);" in p.source
 
 
 @pytest.mark.parametrize("wait", [0, 1])

@@ -56,6 +56,9 @@ CASES = {
     # partial tiles: TMA fills what lies past M, N, K with zeros; the epilogue is guarded
     "f16 200x40, k 200 (partial)": lambda: L.matmul(200, 40, 200, dtype="f16", transpose_b=True),
     "bf16 17x9 -> 24 wide tile, k 56 (partial)": lambda: L.matmul(17, 9, 56, dtype="bf16", transpose_b=True),
+    # B given K x N (MN-major): 64-column chunks loaded by one TMA box each, wgmma with B transposed
+    "f16 B K x N 64x128, k 128": lambda: L.matmul(64, 128, 128, dtype="f16"),
+    "bf16 B K x N 150x136, k 200 (partial)": lambda: L.matmul(150, 136, 200, dtype="bf16"),
 }
 
 
@@ -63,8 +66,12 @@ CASES = {
 def test_mapped_contractions_give_the_original_bits(name):
     out, _ = check_same_bits(CASES[name]())
     mma = ops_of(out, WarpgroupMmaOp)
-    assert len(mma) == 1 and mma[0].transpose_b and mma[0].wait_group == 1
-    assert len(ops_of(out, TmaAsyncLoadOp)) == 2 and len(ops_of(out, MBarrierTryWaitParityOp)) == 2
+    mn_major = "B K x N" in name
+    assert len(mma) == 1 and mma[0].transpose_b != mn_major and mma[0].wait_group == 1
+    assert len(ops_of(out, MBarrierTryWaitParityOp)) == 2
+    b_tile = mma[0].descriptor_b.type.tensor
+    chunks = b_tile.shape[1] // 64 if mn_major else 1
+    assert len(ops_of(out, TmaAsyncLoadOp)) == 1 + chunks
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
@@ -93,11 +100,11 @@ def test_small_m_is_split_on_narrow_tiles():
     assert t.splits > 1 and t.BM == 64 and t.BM * t.BN < 128 * 256
 
 
-def test_a_matmul_of_row_major_b_stays_on_mma_sync_with_the_reason():
-    out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16"))
+def test_an_a_given_k_x_m_stays_on_mma_sync_with_the_reason():
+    out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16", transpose_a=True))
     assert [d.kind for d in decisions] == ["applied"]
     assert "on the matrix units" in decisions[0].message and "not on warpgroup MMA" in decisions[0].message
-    assert "not a plain k-contiguous tile" in decisions[0].message
+    assert "an A strided along k" in decisions[0].message
     assert not ops_of(out, WarpgroupMmaOp)
 
 

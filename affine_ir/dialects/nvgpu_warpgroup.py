@@ -85,9 +85,10 @@ class WarpgroupGenerateDescriptorOp(Operation):
             raise self.error(f"supports tensor maps with swizzle = {SUPPORTED_SWIZZLE} and interleave = none only "
                              f"(swizzle = {d.swizzle}, interleave = {d.interleave} is not supported yet)")
         row = t.shape[-1] * (element_size_in_bytes(t.element_type) or 0)
-        if row != swizzle_bytes(d.swizzle):
-            raise self.error(f"the tile's rows must be {swizzle_bytes(d.swizzle)} bytes (the {d.swizzle} span), got "
-                             f"{row} bytes in {t}")
+        span = swizzle_bytes(d.swizzle)
+        if not row or row % span:
+            raise self.error(f"the tile's rows must be {span} bytes (the {d.swizzle} span; a multiple of it for an "
+                             f"MN-major tile of column chunks), got {row} bytes in {t}")
         verify_swizzle_alignment(self, self.tensor, d.swizzle, "tile")
 
 
@@ -216,24 +217,27 @@ class WarpgroupMmaOp(Operation):
             raise self.error(f"the result type {self.result.type} must be the accumulator's {self.matrix_c.type}")
         if self.wait_group < 0:
             raise self.error(f"waitGroup must be non-negative, got {self.wait_group}")
-        if self.transpose_a or not self.transpose_b:
-            given = ", ".join(["transposeA"] * self.transpose_a + ["no transposeB"] * (not self.transpose_b))
-            raise self.error("supports K-major operands only: A without transposeA and B with transposeB "
-                             f"({given}: not supported yet)")
+        if self.transpose_a:
+            raise self.error("supports a K-major A only (M x K, without transposeA: not supported yet)")
         a, b = ta.tensor, tb.tensor
         el = a.element_type
         if el not in WGMMA_INPUTS or b.element_type != el:
             raise self.error(f"supports f16 or bf16 inputs of one type only, got {a.element_type} and "
                              f"{b.element_type} (others are not supported yet)")
-        (m, k), (n, kb) = a.shape, b.shape
+        span_elems = swizzle_bytes(SUPPORTED_SWIZZLE) // (element_size_in_bytes(el) or 1)
+        (m, k) = a.shape
+        (n, kb) = b.shape if self.transpose_b else b.shape[::-1]
+        layout = "N x K with transposeB" if self.transpose_b else "K x N"
         if k != kb:
-            raise self.error(f"A ({a}, M x K) and B ({b}, N x K with transposeB) differ in K: {k} and {kb}")
-        if k * (element_size_in_bytes(el) or 0) != swizzle_bytes(SUPPORTED_SWIZZLE):
-            raise self.error(f"supports K = {swizzle_bytes(SUPPORTED_SWIZZLE) // (element_size_in_bytes(el) or 1)} "
-                             f"(128-byte rows of {el}) only, got K = {k} (not supported yet)")
+            raise self.error(f"A ({a}, M x K) and B ({b}, {layout}) differ in K: {k} and {kb}")
+        if k != span_elems:
+            raise self.error(f"supports K = {span_elems} (128-byte rows of {el}) only, got K = {k} (not supported yet)")
+        if not self.transpose_b and n % span_elems:
+            raise self.error(f"an MN-major B ({b}, K x N) needs N a multiple of {span_elems} (whole 128-byte column "
+                             f"chunks), got {n}")
         if acc.shape != (m, n):
-            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is M x K = {a}, B with transposeB "
-                             f"is N x K = {b})")
+            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is M x K = {a}, B is {layout} = "
+                             f"{b})")
 
 
 class WarpgroupMmaStoreOp(Operation):

@@ -88,6 +88,23 @@ def tile_read(buf: Buffer, span: int) -> np.ndarray:
     return raw.view(buf.array.dtype).reshape(buf.shape)
 
 
+def tile_read_chunked(buf: Buffer, span: int) -> np.ndarray:
+    """The logical ``K x N`` contents of an MN-major wgmma tile: ``N / c`` column chunks (``c`` elements of
+    ``span`` bytes a row) one after the other, each a swizzled ``K x c`` block (as TMA loads of ``K x c``
+    boxes into consecutive views lay them out)."""
+    if not buf.alive:
+        raise Trap("access to a deallocated buffer")
+    rows, cols = buf.shape
+    item = buf.array.dtype.itemsize
+    chunk = span // item
+    k = np.arange(rows, dtype=np.int64)[:, None]
+    n = np.arange(cols, dtype=np.int64)[None, :]
+    first = (n // chunk) * (rows * span) + k * span + (n % chunk) * item  # each element's first byte
+    phys = swizzle(first[..., None] + np.arange(item, dtype=np.int64), span)
+    raw = _bytes_view(buf)[phys.reshape(-1)]
+    return raw.view(buf.array.dtype).reshape(rows, cols)
+
+
 def tile_write(buf: Buffer, values: np.ndarray, span: int) -> None:
     """Store the logical tile ``values`` into ``buf`` at its swizzled physical positions."""
     if not buf.alive:
@@ -284,10 +301,10 @@ class _Group:
 
 
 def _product(a: WgmmaDescriptor, b: WgmmaDescriptor, c: np.ndarray, transpose_a: bool, transpose_b: bool):
-    av = tile_read(a.tile, a.span)
-    bv = tile_read(b.tile, b.span)
-    av = av.T if transpose_a else av
-    bv = bv.T if transpose_b else bv
+    """``A * B + C``: A K-major (``M x K`` rows of the swizzle span; with ``transpose_a`` an MN-major ``K x M``
+    of column chunks), B K-major ``N x K`` with ``transpose_b``, else an MN-major ``K x N`` of column chunks."""
+    av = tile_read_chunked(a.tile, a.span).T if transpose_a else tile_read(a.tile, a.span)
+    bv = tile_read(b.tile, b.span).T if transpose_b else tile_read_chunked(b.tile, b.span)
     m, k = av.shape
     n = bv.shape[1]
     if bv.shape[0] != k or c.shape != (m, n):

@@ -151,23 +151,25 @@ def tma_prefetch_helper() -> tuple[str, str]:
 
 def wgmma_desc_helper() -> tuple[str, str]:
     return "air_wgmma_desc", (
-        f"{DEVICE} unsigned long long air_wgmma_desc(const void* tile, unsigned stride_bytes, unsigned swizzle) {{\n"
-        f"  // start address >> 4 (bits 0-13), leading byte offset 1 (unused: K-major, swizzled), stride byte\n"
-        f"  // offset >> 4 (bits 32-45), swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B)\n"
+        f"{DEVICE} unsigned long long air_wgmma_desc(const void* tile, unsigned leading_bytes, unsigned stride_bytes,\n"
+        f"                                            unsigned swizzle) {{\n"
+        f"  // start address >> 4 (bits 0-13), leading byte offset >> 4 (bits 16-29: between the column chunks of\n"
+        f"  // an MN-major tile; 16, unused, for a K-major one), stride byte offset >> 4 (bits 32-45: between\n"
+        f"  // groups of 8 rows), swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B)\n"
         f"  unsigned long long a = {_SMEM.format('tile')};\n"
-        f"  return ((a & 0x3FFFFULL) >> 4) | (1ULL << 16) | ((unsigned long long)(stride_bytes >> 4) << 32) |\n"
-        f"         ((unsigned long long)swizzle << 62);\n}}")
+        f"  return ((a & 0x3FFFFULL) >> 4) | ((unsigned long long)((leading_bytes >> 4) & 0x3FFF) << 16) |\n"
+        f"         ((unsigned long long)(stride_bytes >> 4) << 32) | ((unsigned long long)swizzle << 62);\n}}")
 
 
-def wgmma_helper(n: int, el: str) -> tuple[str, str]:
-    """``wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, both
-    operands K-major)."""
-    name = f"air_wgmma_m64n{n}k16_f32_{el}"
+def wgmma_helper(n: int, el: str, b_mn_major: bool = False) -> tuple[str, str]:
+    """``wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, A K-major,
+    B K-major or, with ``b_mn_major``, MN-major: imm-trans-b 1)."""
+    name = f"air_wgmma_m64n{n}k16_f32_{el}" + ("_bmn" if b_mn_major else "")
     regs = n // 2
     dregs = "{" + ", ".join(f"%{k}" for k in range(regs)) + "}"
     outs = ", ".join(f'"+f"(d[{k}])' for k in range(regs))
     ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{el}.{el} "
-           f"{dregs}, %{regs}, %{regs + 1}, p, 1, 1, 0, 0; }}")
+           f"{dregs}, %{regs}, %{regs + 1}, p, 1, 1, 0, {int(b_mn_major)}; }}")
     body = f'asm volatile("{ptx}"\n               : {outs}\n               : "l"(a), "l"(b), "r"(1));'
     return name, f"{DEVICE} void {name}(float* d, unsigned long long a, unsigned long long b) {{\n  {body}\n}}"
 
@@ -385,11 +387,13 @@ class HopperOps:
         tile: MemRefType = op.tensor.type
         span = swizzle_bytes(op.tensor_map.type.swizzle)
         row = tile.shape[-1] * (tile.element_type.width // 8)
-        if span is None or row != span:
-            raise self.error(op, f"a wgmma descriptor needs a swizzled tile whose rows are the swizzle span, got "
-                                 f"{tile} with swizzle {op.tensor_map.type.swizzle} (not supported yet)")
+        if span is None or row % span:
+            raise self.error(op, f"a wgmma descriptor needs a swizzled tile whose rows are the swizzle span (or a "
+                                 f"multiple: an MN-major tile of column chunks), got {tile} with swizzle "
+                                 f"{op.tensor_map.type.swizzle} (not supported yet)")
         fn = self.helper(wgmma_desc_helper())
-        self.define(op.results[0], f"{fn}({self.val(op.tensor)}, {8 * span}, {SWIZZLE_MODE[span]})")
+        chunk = tile.shape[0] * span if row > span else 16  # between the column chunks of an MN-major tile
+        self.define(op.results[0], f"{fn}({self.val(op.tensor)}, {chunk}, {8 * span}, {SWIZZLE_MODE[span]})")
 
     def op_nvgpu_warpgroup_mma_init_accumulator(self, op: Operation) -> None:
         self.define(op.results[0], "{}")
@@ -405,12 +409,15 @@ class HopperOps:
         a, b = op.descriptor_a.type.tensor, op.descriptor_b.type.tensor
         m, n = op.matrix_c.type.fragmented.shape
         el = a.element_type.name
-        if op.transpose_a or not op.transpose_b or el not in ("f16", "bf16") or b.element_type != a.element_type:
-            raise self.error(op, "only K-major f16/bf16 operands (A without transposeA, B with transposeB) are "
-                                 "supported yet")
+        if op.transpose_a or el not in ("f16", "bf16") or b.element_type != a.element_type:
+            raise self.error(op, "only f16/bf16 operands with a K-major A (without transposeA) are supported yet")
         span = a.shape[1] * 2
-        if span not in SWIZZLE_MODE or b.shape[1] != a.shape[1]:
-            raise self.error(op, f"A {a} and B {b} must be K-major tiles of one swizzle span (not supported yet)")
+        b_k = b.shape[1] if op.transpose_b else b.shape[0]
+        if span not in SWIZZLE_MODE or b_k != a.shape[1]:
+            raise self.error(op, f"A {a} and B {b} must share K, one swizzle span (not supported yet)")
+        # per k16 step: a K-major tile moves 32 bytes along its rows (+2 in the address field), an MN-major
+        # B 16 rows of column chunks (16 * span bytes)
+        b_step = 2 if op.transpose_b else 16 * span // 16
         c, res = op.matrix_c, op.results[0]
         if self._in_place(op, c):
             self.alias(res, c)
@@ -418,14 +425,14 @@ class HopperOps:
             self.define(res, self.val(c), self.ctype(res.type))
         acc = self.aliases.get(res, res)
         regs, parts = n // 2, m // WGMMA_M
-        mma = self.helper(wgmma_helper(n, el))
+        mma = self.helper(wgmma_helper(n, el, not op.transpose_b))
         self.emit(f"{self.helper(accumulator_fence_helper(regs * parts))}({self.val(acc)}.v);")
         self.emit('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
         for k in range(a.shape[1] // WGMMA_K):
             for p in range(parts):  # + 32 bytes per k step, + 64 rows per part (address field: bytes >> 4)
                 d = _plus(f"{self.val(acc)}.v", p * regs)
                 da = _plus(self.val(op.descriptor_a), p * WGMMA_M * span // 16 + 2 * k)
-                self.emit(f"{mma}({d}, {da}, {_plus(self.val(op.descriptor_b), 2 * k)});")
+                self.emit(f"{mma}({d}, {da}, {_plus(self.val(op.descriptor_b), b_step * k)});")
         self.emit('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
         self.inflight.append((acc, self._scope_of(acc)))
         self._wgmma_wait(op.wait_group)

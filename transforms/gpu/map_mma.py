@@ -518,15 +518,17 @@ class GpuMapMma(Pass):
         """Map ``plan`` onto warpgroup MMA when it qualifies: (the launch, "") or (None, why not, for the
         trace of the ``mma.sync`` mapping)."""
         wp = plan_wgmma(plan, gpu)
-        tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k) \
+        tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major) \
             if not isinstance(wp, str) else wp
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
         c = plan.c
+        b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
         launch = map_to_wgmma(wp, tiles, host, gpu)
         ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                             f"({c.loops_of(c.red_loops)}) on warpgroup MMA (sm_90a): {plan.kind.input} -> f32, "
-                            f"{tiles.describe()}; TMA tiles swizzled by 128 bytes, full/empty mbarriers per stage")
+                            f"{tiles.describe()}; B {b_layout}; TMA tiles swizzled by 128 bytes, full/empty mbarriers "
+                            f"per stage")
         return launch, ""
 
     def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:

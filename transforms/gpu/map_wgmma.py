@@ -161,29 +161,34 @@ class WgmmaPlan:
 
     mma: MmaPlan
     a: Value  # M x K
-    b: Value  # N x K
+    b: Value  # N x K, or K x N when ``b_mn_major``
+    b_mn_major: bool = False
 
 
-def _operand(op, c) -> Value | str:
-    """The memref a K-major operand is read whole from, or why it is not one."""
+def _operand(op, c) -> tuple[Value, bool] | str:
+    """(the memref an operand is read whole from, whether it is MN-major: B given ``K x N``), or why it is
+    not one the kernel takes."""
     ld = op.load
     what = f"the read of %{ld.memref.name_hint or '?'}"
     t = ld.memref.type
     side_loops = c.rows if op.side == "A" else c.cols
-    if op.gather or op.guard is not None or not op.k_fast:
-        return f"{what} is not a plain k-contiguous tile (gathered, padded or strided along k)"
+    mn_major = not op.k_fast
+    if op.gather or op.guard is not None or (mn_major and op.side == "A"):
+        return f"{what} is not a plain tile contiguous along k (or, for B, along its columns): gathered, padded or " \
+               f"an A strided along k"
     if not isinstance(t, MemRefType) or t.rank != 2 or None in t.shape:
         return f"{what} is not of a 2-D memref of static shape"
     if len(side_loops) != 1 or len(c.red_loops) != 1:
         return f"{what} has more than one row/column or k loop"
     if ld.map.num_symbols or ld.map.results != (_d(0), _d(1)) or len(ld.indices) != 2:
-        return f"{what} is not indexed by (its row/column, k) directly"
+        return f"{what} is not indexed by its loops directly"
     want = (side_loops[0].induction_var, c.red_loops[0].induction_var)
-    if tuple(ld.indices) != want or any(c.lows.get(lp, 0) for lp in (*side_loops, *c.red_loops)):
-        return f"{what} is not indexed by (its row/column, k) from 0"
+    if tuple(ld.indices) != (want[::-1] if mn_major else want) or any(c.lows.get(lp, 0)
+                                                                      for lp in (*side_loops, *c.red_loops)):
+        return f"{what} is not indexed by ({'k, its column' if mn_major else 'its row/column, k'}) from 0"
     if (t.shape[1] * 2) % 16:
         return f"{what}: rows of {t.shape[1]} elements are not a multiple of 16 bytes (TMA's strides)"
-    return ld.memref
+    return ld.memref, mn_major
 
 
 def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
@@ -199,7 +204,7 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
     for x in (a, b):
         if isinstance(x, str):
             return x
-    return WgmmaPlan(plan, a, b)
+    return WgmmaPlan(plan, a[0], b[0], b[1])
 
 
 #: Candidate block tiles (BM, BN, consumer warpgroups), best first on a tie.
@@ -234,19 +239,24 @@ def estimate_wgmma_seconds(sizes: tuple[int, int, int, int], tiles: WgmmaTiles, 
 
 
 def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages: int = 0,
-                       forced: tuple[int, ...] = (), splits: int = 0) -> WgmmaTiles | str:
+                       forced: tuple[int, ...] = (), splits: int = 0, b_mn_major: bool = False) -> WgmmaTiles | str:
     """The tiles for a ``batch x M x N x K`` contraction: ``forced`` = (BM, BN, consumers) if given, else the
     candidate of :data:`TILE_CANDIDATES` (columns narrowed to ``N`` rounded up to 8 when ``N`` is smaller)
     and the split of k (``splits``: 0 chosen from :data:`SPLITS`, slices of at least 4 k steps; 1 off)
     with the least :func:`estimate_wgmma_seconds` (ties: the earlier candidate, fewer slices); as many
-    stages (at most 4) as the shared memory per block holds and the slices' k steps use."""
+    stages (at most 4) as the shared memory per block holds and the slices' k steps use. An MN-major B
+    (``b_mn_major``) takes whole 64-column chunks: ``N`` rounded up to 64."""
     _, _, n, k = sizes
     steps = -(-k // BK)
     candidates = [forced] if forced else TILE_CANDIDATES
     split_options = [splits] if splits else [s for s in SPLITS if s == 1 or -(-steps // s) >= 4]
     best, why = None, "no tile fits"
     for rank, (bm, bn, consumers) in enumerate(candidates):
-        bn = bn if forced else min(bn, -(-n // 8) * 8)
+        unit = 64 if b_mn_major else 8
+        bn = bn if forced else min(bn, -(-n // unit) * unit)
+        if b_mn_major and bn % 64:
+            why = f"an MN-major B takes whole 64-column chunks, not {bn} columns"
+            continue
         for split in split_options:
             tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split), gpu, stages, -(-steps // split))
             bad = tiles.invalid() or _too_big(tiles, gpu)
@@ -286,6 +296,7 @@ class _Kernel:
 
     # -- host -----------------------------------------------------------------------------------------
     def _descriptor(self, operand: Value, rows: int) -> Value:
+        """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64``."""
         t: MemRefType = operand.type
         tile = memref((rows, BK), t.element_type, WORKGROUP)
         anchor = self.c.nest
@@ -303,7 +314,7 @@ class _Kernel:
         c, t, host = self.c, self.t, self.host
         _, m, n, _ = c.sizes
         self.da = self._descriptor(self.plan.a, t.BM)
-        self.db = self._descriptor(self.plan.b, t.BN)
+        self.db = self._descriptor(self.plan.b, BK if self.plan.b_mn_major else t.BN)  # K x 64 chunks
         cols, rows = -(-n // t.BN), -(-m // t.BM)
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
             shape = (t.splits, *(c.trips[lp] for lp in c.band))
@@ -375,8 +386,16 @@ class _Kernel:
         k0 = body.apply((_d(0) + _d(1) * self.steps) * BK, [kt, self.bz], "k0")
         a = self._view(body, _d(0) * t.stage_bytes, [s], memref((t.BM, BK), self.el, WORKGROUP), "a_tile")
         body.add(TmaAsyncLoadOp(self.da, [k0, self.row0], self.full, s, a, location=self.loc))
-        b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref((t.BN, BK), self.el, WORKGROUP), "b_tile")
-        body.add(TmaAsyncLoadOp(self.db, [k0, self.col0], self.full, s, b, location=self.loc))
+        if not self.plan.b_mn_major:
+            b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref((t.BN, BK), self.el, WORKGROUP),
+                           "b_tile")
+            body.add(TmaAsyncLoadOp(self.db, [k0, self.col0], self.full, s, b, location=self.loc))
+            return
+        for chunk in range(t.BN // BK):  # B given K x N: 64-column chunks of 64 k rows, one after the other
+            at = _d(0) * t.stage_bytes + t.a_bytes + chunk * BK * ROW_BYTES
+            b = self._view(body, at, [s], memref((BK, BK), self.el, WORKGROUP), f"b_chunk{chunk}")
+            col = body.apply(_d(0) + chunk * BK, [self.col0], f"col{chunk}") if chunk else self.col0
+            body.add(TmaAsyncLoadOp(self.db, [col, k0], self.full, s, b, location=self.loc))
 
     def _consumer(self, at: _At) -> None:
         """Warpgroups 1..: the k loop on the matrix units, then the epilogue."""
@@ -394,14 +413,15 @@ class _Kernel:
         body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, _d(0).floordiv(t.stages), kt),
                                          self._c(WAIT_TICKS), location=self.loc))
         a_t = memref((t.rows, BK), self.el, WORKGROUP)
-        b_t = memref((t.BN, BK), self.el, WORKGROUP)
+        b_t = memref((BK, t.BN) if self.plan.b_mn_major else (t.BN, BK), self.el, WORKGROUP)
         a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
         b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], b_t, "b_tile")
         da = body.add(WarpgroupGenerateDescriptorOp(a, self.da, WarpgroupDescriptorType(a_t), location=self.loc,
                                                     name_hint="desc_a")).results[0]
         db = body.add(WarpgroupGenerateDescriptorOp(b, self.db, WarpgroupDescriptorType(b_t), location=self.loc,
                                                     name_hint="desc_b")).results[0]
-        nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_b=True, location=self.loc, name_hint="acc")).results[0]
+        nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_b=not self.plan.b_mn_major, location=self.loc,
+                                      name_hint="acc")).results[0]
         # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer
         release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
         release.add(MBarrierArriveOp(self.empty, release.apply((_d(0) - 1) % t.stages, [kt], "done_stage"),
