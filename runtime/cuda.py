@@ -195,10 +195,11 @@ class CudaExecutable:
         device first: a call on device arrays returns with its kernels queued, not done."""
         from . import cuda_driver
 
-        cuda_driver.synchronize()
         with self._pool_lock:
             bufs = [b for free in self._pool.values() for b in free]
             self._pool.clear()
+        if bufs:  # something ran (so there is a GPU): its last kernels may still use them
+            cuda_driver.synchronize()
         for b in bufs:
             b.free()
         return sum(b.nbytes for b in bufs)
