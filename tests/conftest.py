@@ -58,6 +58,7 @@ SLOW_TESTS = frozenset({
     "test_slices.py::test_random_slices_cover_what_the_consumer_needs",
     "test_gpu_map_demote.py::test_random_programs_keep_semantics_through_the_gpu_pipeline",
     "test_map_mma_random.py::test_random_contractions_on_the_matrix_units_keep_their_bits",
+    "test_map_wgmma_random.py::test_random_contractions_on_warpgroup_mma_keep_their_bits",
 })
 
 

@@ -59,6 +59,9 @@ CASES = {
     # B given K x N (MN-major): 64-column chunks loaded by one TMA box each, wgmma with B transposed
     "f16 B K x N 64x128, k 128": lambda: L.matmul(64, 128, 128, dtype="f16"),
     "bf16 B K x N 150x136, k 200 (partial)": lambda: L.matmul(150, 136, 200, dtype="bf16"),
+    # batched: 3-D tensor maps (boxes of 1 x rows x 64), grid z over the batch
+    "f16 batched 3x40x24, k 128": lambda: L.batch_matmul(3, 40, 24, 128, dtype="f16", transpose_b=True),
+    "bf16 batched B K x N 2x30x128, k 64": lambda: L.batch_matmul(2, 30, 128, 64, dtype="bf16"),
 }
 
 
@@ -79,6 +82,12 @@ def test_stage_counts(stages):
     """2 to 4 stages over 5 k steps: the phases of the full and empty barriers wrap around."""
     out, decision = check_same_bits(L.matmul(128, 16, 320, dtype="f16", transpose_b=True), f"stages={stages}")
     assert f"{stages} stages" in decision.message
+
+
+def test_batched_and_split_k_together():
+    """Grid z runs (slice, batch), the batch fastest; the partial sums are indexed by slice and band."""
+    out, decision = check_same_bits(L.batch_matmul(2, 70, 64, 200, dtype="bf16"), "split-k=2")
+    assert "slices" in decision.message and "MN-major" in decision.message
 
 
 @pytest.mark.parametrize("accumulate", [False, True])

@@ -160,14 +160,16 @@ class WgmmaPlan:
     """What :func:`plan_wgmma` found: the matrix-unit plan and the two global operands."""
 
     mma: MmaPlan
-    a: Value  # M x K
-    b: Value  # N x K, or K x N when ``b_mn_major``
+    a: Value  # M x K (batch x M x K)
+    b: Value  # N x K, or K x N when ``b_mn_major`` (a batch dimension first)
     b_mn_major: bool = False
+    batched: bool = False  # one batch loop: the operands' first dimension, grid z
 
 
 def _operand(op, c) -> tuple[Value, bool] | str:
     """(the memref an operand is read whole from, whether it is MN-major: B given ``K x N``), or why it is
-    not one the kernel takes."""
+    not one the kernel takes: indexed by (the batch loop, when there is one,) its row or column loop and
+    the k loop, all from 0, in that order (k first for an MN-major B)."""
     ld = op.load
     what = f"the read of %{ld.memref.name_hint or '?'}"
     t = ld.memref.type
@@ -176,18 +178,20 @@ def _operand(op, c) -> tuple[Value, bool] | str:
     if op.gather or op.guard is not None or (mn_major and op.side == "A"):
         return f"{what} is not a plain tile contiguous along k (or, for B, along its columns): gathered, padded or " \
                f"an A strided along k"
-    if not isinstance(t, MemRefType) or t.rank != 2 or None in t.shape:
-        return f"{what} is not of a 2-D memref of static shape"
+    rank = 2 + len(c.batch)
+    if not isinstance(t, MemRefType) or t.rank != rank or None in t.shape:
+        return f"{what} is not of a {rank}-D memref of static shape"
     if len(side_loops) != 1 or len(c.red_loops) != 1:
         return f"{what} has more than one row/column or k loop"
-    if ld.map.num_symbols or ld.map.results != (_d(0), _d(1)) or len(ld.indices) != 2:
+    if ld.map.num_symbols or ld.map.results != tuple(_d(i) for i in range(rank)) or len(ld.indices) != rank:
         return f"{what} is not indexed by its loops directly"
-    want = (side_loops[0].induction_var, c.red_loops[0].induction_var)
-    if tuple(ld.indices) != (want[::-1] if mn_major else want) or any(c.lows.get(lp, 0)
-                                                                      for lp in (*side_loops, *c.red_loops)):
-        return f"{what} is not indexed by ({'k, its column' if mn_major else 'its row/column, k'}) from 0"
-    if (t.shape[1] * 2) % 16:
-        return f"{what}: rows of {t.shape[1]} elements are not a multiple of 16 bytes (TMA's strides)"
+    pair = (side_loops[0].induction_var, c.red_loops[0].induction_var)
+    want = tuple(lp.induction_var for lp in c.batch) + (pair[::-1] if mn_major else pair)
+    if tuple(ld.indices) != want or any(c.lows.get(lp, 0) for lp in (*c.batch, *side_loops, *c.red_loops)):
+        return f"{what} is not indexed by ({'the batch, ' if c.batch else ''}" \
+               f"{'k, its column' if mn_major else 'its row/column, k'}) from 0"
+    if (t.shape[-1] * 2) % 16:
+        return f"{what}: rows of {t.shape[-1]} elements are not a multiple of 16 bytes (TMA's strides)"
     return ld.memref, mn_major
 
 
@@ -198,13 +202,13 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
     c = plan.c
     if plan.kind.input not in (f16, bf16) or plan.kind.acc != f32:
         return f"warpgroup MMA is built for f16/bf16 operands with f32 sums, not {plan.kind.describe()}"
-    if c.batch:
-        return "batched contractions are not mapped to warpgroup MMA yet"
+    if len(c.batch) > 1:
+        return "contractions with more than one batch loop are not mapped to warpgroup MMA yet"
     a, b = (_operand(op, c) for op in plan.operands())
     for x in (a, b):
         if isinstance(x, str):
             return x
-    return WgmmaPlan(plan, a[0], b[0], b[1])
+    return WgmmaPlan(plan, a[0], b[0], b[1], bool(c.batch))
 
 
 #: Candidate block tiles (BM, BN, consumer warpgroups), best first on a tie.
@@ -295,16 +299,20 @@ class _Kernel:
         self.workspace = None
 
     # -- host -----------------------------------------------------------------------------------------
+    def _box(self, rows: int) -> tuple[int, ...]:
+        """A TMA box of ``rows x 64`` (``1 x rows x 64`` when batched)."""
+        return (1, rows, BK) if self.plan.batched else (rows, BK)
+
     def _descriptor(self, operand: Value, rows: int) -> Value:
         """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64``."""
         t: MemRefType = operand.type
-        tile = memref((rows, BK), t.element_type, WORKGROUP)
+        tile = memref(self._box(rows), t.element_type, WORKGROUP)
         anchor = self.c.nest
         cast = CastOp(operand, UnrankedMemRefType(t.element_type, t.memory_space), location=self.loc,
                       name_hint=f"{operand.name_hint or 'x'}_unranked")
         anchor.parent.insert_before(anchor, cast)
         dtype = TensorMapDescriptorType(tile, "swizzle_128b", "none", "zero", "none")
-        op = TmaCreateDescriptorOp(cast.results[0], [self.host.constant(rows), self.host.constant(BK)], dtype,
+        op = TmaCreateDescriptorOp(cast.results[0], [self.host.constant(x) for x in tile.shape], dtype,
                                    location=self.loc, name_hint=f"{operand.name_hint or 'x'}_tma")
         anchor.parent.insert_before(anchor, op)
         return op.results[0]
@@ -312,7 +320,7 @@ class _Kernel:
     # -- the kernel ------------------------------------------------------------------------------------
     def build(self) -> Operation:
         c, t, host = self.c, self.t, self.host
-        _, m, n, _ = c.sizes
+        batch, m, n, _ = c.sizes
         self.da = self._descriptor(self.plan.a, t.BM)
         self.db = self._descriptor(self.plan.b, BK if self.plan.b_mn_major else t.BN)  # K x 64 chunks
         cols, rows = -(-n // t.BN), -(-m // t.BM)
@@ -321,11 +329,14 @@ class _Kernel:
             alloc = AllocOp(memref(shape, f32), location=self.loc, name_hint="partial_sums")
             c.nest.parent.insert_before(c.nest, alloc)
             self.workspace = alloc.results[0]
-        launch = new_launch(host, c.nest, [host.constant(cols), host.constant(rows), host.constant(t.splits)],
+        launch = new_launch(host, c.nest, [host.constant(cols), host.constant(rows), host.constant(batch * t.splits)],
                             (t.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
         self._rasterize(cols, rows)
+        # grid z runs (slice, batch), the batch fastest
+        self.slice = at.apply(_d(0).floordiv(batch), [self.bz], "slice") if batch > 1 else self.bz
+        self.batch = at.apply(_d(0) % batch, [self.bz], "batch") if batch > 1 else None
         self.bar_id, self.bar_threads = (at.add(ConstantOp.of(v, i32, location=self.loc)).results[0]
                                          for v in (1, t.consumers * WARPGROUP))
         self.smem = at.add(AllocOp(memref((t.shared_bytes,), i8, WORKGROUP), location=self.loc,
@@ -383,19 +394,20 @@ class _Kernel:
         body.add(MBarrierTryWaitParityOp(self.empty, s, self._parity(body, _d(0).floordiv(t.stages) + 1, kt), ticks,
                                          location=self.loc))
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
-        k0 = body.apply((_d(0) + _d(1) * self.steps) * BK, [kt, self.bz], "k0")
-        a = self._view(body, _d(0) * t.stage_bytes, [s], memref((t.BM, BK), self.el, WORKGROUP), "a_tile")
-        body.add(TmaAsyncLoadOp(self.da, [k0, self.row0], self.full, s, a, location=self.loc))
+        k0 = body.apply((_d(0) + _d(1) * self.steps) * BK, [kt, self.slice], "k0")
+        outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
+        a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
+        body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
         if not self.plan.b_mn_major:
-            b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref((t.BN, BK), self.el, WORKGROUP),
+            b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref(self._box(t.BN), self.el, WORKGROUP),
                            "b_tile")
-            body.add(TmaAsyncLoadOp(self.db, [k0, self.col0], self.full, s, b, location=self.loc))
+            body.add(TmaAsyncLoadOp(self.db, [k0, self.col0, *outer], self.full, s, b, location=self.loc))
             return
         for chunk in range(t.BN // BK):  # B given K x N: 64-column chunks of 64 k rows, one after the other
             at = _d(0) * t.stage_bytes + t.a_bytes + chunk * BK * ROW_BYTES
-            b = self._view(body, at, [s], memref((BK, BK), self.el, WORKGROUP), f"b_chunk{chunk}")
+            b = self._view(body, at, [s], memref(self._box(BK), self.el, WORKGROUP), f"b_chunk{chunk}")
             col = body.apply(_d(0) + chunk * BK, [self.col0], f"col{chunk}") if chunk else self.col0
-            body.add(TmaAsyncLoadOp(self.db, [col, k0], self.full, s, b, location=self.loc))
+            body.add(TmaAsyncLoadOp(self.db, [col, k0, *outer], self.full, s, b, location=self.loc))
 
     def _consumer(self, at: _At) -> None:
         """Warpgroups 1..: the k loop on the matrix units, then the epilogue."""
@@ -473,9 +485,11 @@ class _Kernel:
             inside = self._if(inside, outer, [row_iv, col_iv])
         mapping[c.rows[0].induction_var] = row_iv
         mapping[c.cols[0].induction_var] = col_iv
+        for lp in c.batch:
+            mapping[lp.induction_var] = self.batch if self.batch is not None else self._c(0)
         if self.workspace is not None:  # split-K: the slice's partial sum, as is
-            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(3), [self.bz, row_iv, col_iv],
-                                     location=self.loc))
+            index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
+            inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index, location=self.loc))
             return
         acc_arg = c.inner.body.args[1]
         term = next(v for v in plan.combine.operands if v is not acc_arg)
