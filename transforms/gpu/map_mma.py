@@ -113,9 +113,11 @@ from .map_mma_plan import (
     choose_mma_split,
     choose_mma_tiles,
     effective_splits,
+    epilogue_ops,
     fits,
     mma_split_candidates,
     plan_mma,
+    raster_order,
     slice_steps,
     stage_count,
 )
@@ -127,8 +129,6 @@ from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contra
 __all__ = ["GpuMapMma", "map_to_mma", "swizzle"]
 
 PASS = "gpu-map-mma"
-#: The most block rows whose blocks run column by column together (:meth:`_Kernel._rasterize`).
-RASTER_ROWS = 8
 
 
 def _d(k: int) -> AffineExpr:
@@ -190,7 +190,7 @@ class _Kernel(Staging, Fragments):
         launch = new_launch(host, c.nest, grid, (self.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
-        self._rasterize(-(-n // t.BN), -(-m // t.BM))
+        self.bx, self.by = raster_order(-(-n // t.BN), -(-m // t.BM), self.gpu.sm_count, self.bx, self.by, at)
         if self.splits > 1:  # grid z runs (slice, batch), the batch fastest
             self.slice = at.apply(_d(0).floordiv(b), [self.bz], "slice")
             self.bz = at.apply(_d(0) % b, [self.bz], "batch")
@@ -268,21 +268,6 @@ class _Kernel(Staging, Fragments):
             nxt = None if j == s_count - 2 else host.constant((main + j + 1) % s_count)
             accs, frags, groups = self._step(at, host.constant((main + j) % s_count), nxt, accs, frags, groups)
         return accs
-
-    def _rasterize(self, cols: int, rows: int) -> None:
-        """Run the blocks in groups of ``G`` block rows, column by column within a group (``G``: the
-        largest divisor of the block rows up to :data:`RASTER_ROWS`): the blocks running at once
-        then share the B columns they read, so B is read from DRAM about once per group instead of
-        once per block row. The tile of block ``(bx, by)`` (``p = by * cols + bx``) is row
-        ``(p floordiv (G * cols)) * G + p mod G`` and column ``(p mod (G * cols)) floordiv G``."""
-        group = max(g for g in range(1, min(rows, RASTER_ROWS) + 1) if rows % g == 0)
-        if group == 1 or cols == 1 or rows * cols <= self.gpu.sm_count:  # one wave: every block runs at once
-            return
-        p = _d(1) * cols + _d(0)
-        row = p.floordiv(group * cols) * group + p % group
-        col = (p % (group * cols)).floordiv(group)
-        self.by, self.bx = (self.top.apply(e, [self.bx, self.by], name) for e, name in ((row, "tile_row"),
-                                                                                       (col, "tile_col")))
 
     def _wait(self, at: _At, groups: list[Value], pending: int) -> None:
         """Wait until at most ``pending`` groups are in flight (the oldest of ``groups`` landed; none
@@ -397,8 +382,6 @@ class _Kernel(Staging, Fragments):
         c, t, plan = self.c, self.tiles, self.plan
         at = inside or at  # a second element in the first one's guard: its values are computed there
         g, q = self.lane.floordiv(4), self.lane % 4
-        acc_arg = c.inner.body.args[1]
-        term = next(v for v in plan.combine.operands if v is not acc_arg)
         mapping = dict(batch)
         row = _d(1) * t.BM + self.warp_offset("A") + i * 16 + g + 8 * r
         col = _d(1) * t.BN + self.warp_offset("B") + j * 8 + q * 2 + e
@@ -412,15 +395,7 @@ class _Kernel(Staging, Fragments):
             index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
             inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index, location=self.loc))
             return mapping, inside
-        for op in c.pre:
-            inside.add(op.clone(mapping))
-        if not plan.init_zero:
-            init = mapping.get(c.red.inits[0], c.red.inits[0])
-            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
-        mapping[c.red.results[0]] = x
-        for op in c.post:
-            if op is not skip:
-                inside.add(op.clone(mapping))
+        epilogue_ops(plan, inside, mapping, x, skip)
         return mapping, inside
 
     def _inside(self, at: _At, row: AffineExpr, col: AffineExpr) -> _At:

@@ -560,3 +560,42 @@ def choose_mma_split(sizes: tuple[int, int, int, int], tiles: MmaTiles, kind: Mm
     (ties: fewer slices)."""
     return min((estimate_split_seconds(sizes, tiles, kind, s, gpu), s)
                for s in mma_split_candidates(sizes, tiles, gpu))[1]
+
+
+#: The most block rows whose blocks run column by column together (:func:`raster_order`).
+RASTER_ROWS = 8
+
+
+def raster_order(cols: int, rows: int, sm_count: int, bx: Value, by: Value, at) -> tuple[Value, Value]:
+    """The (tile column, tile row) block ``(bx, by)`` computes when the blocks run in groups of ``G`` block
+    rows, column by column within a group (``G``: the largest divisor of the block rows up to
+    :data:`RASTER_ROWS`): the blocks running at once then share the B columns they read, so B is read from
+    DRAM about once per group instead of once per block row. The tile of block ``(bx, by)`` (``p = by *
+    cols + bx``) is row ``(p floordiv (G * cols)) * G + p mod G`` and column ``(p mod (G * cols)) floordiv
+    G``; ``(bx, by)`` unchanged within one wave. ``at``: an emitter in the launch body."""
+    group = max(g for g in range(1, min(rows, RASTER_ROWS) + 1) if rows % g == 0)
+    if group == 1 or cols == 1 or rows * cols <= sm_count:  # one wave: every block runs at once
+        return bx, by
+    p = AffineExpr.dim(1) * cols + AffineExpr.dim(0)
+    row = p.floordiv(group * cols) * group + p % group
+    col = (p % (group * cols)).floordiv(group)
+    return at.apply(col, [bx, by], "tile_col"), at.apply(row, [bx, by], "tile_row")
+
+
+def epilogue_ops(plan: MmaPlan, inside, mapping: dict, total: Value, skip: Operation | None = None) -> None:
+    """The nest's ops around the reduction for one element whose sum is ``total``, into the emitter
+    ``inside`` (``mapping``: the band's induction values for the element, extended as the ops are
+    cloned): the ops before the reduction, the initial value combined with the sum (unless it is the
+    constant 0), then the ops after it but ``skip`` (a store the caller makes itself)."""
+    c = plan.c
+    acc_arg = c.inner.body.args[1]
+    term = next(v for v in plan.combine.operands if v is not acc_arg)
+    for op in c.pre:
+        inside.add(op.clone(mapping))
+    if not plan.init_zero:
+        init = mapping.get(c.red.inits[0], c.red.inits[0])
+        total = inside.add(plan.combine.clone({acc_arg: init, term: total})).results[0]
+    mapping[c.red.results[0]] = total
+    for op in c.post:
+        if op is not skip:
+            inside.add(op.clone(mapping))

@@ -80,7 +80,7 @@ from analysis.targets import GPUTarget
 
 from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
-from .map_mma_plan import MmaPlan, slice_steps
+from .map_mma_plan import MmaPlan, epilogue_ops, raster_order, slice_steps
 from .schedule_gpu import add_partial_sums
 
 __all__ = ["WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
@@ -333,7 +333,7 @@ class _Kernel:
                             (t.threads, 1, 1))
         self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
         at = self.top = _At(launch.body.ops[-1], self.loc)
-        self._rasterize(cols, rows)
+        self.bx, self.by = raster_order(cols, rows, self.gpu.sm_count, self.bx, self.by, at)
         # grid z runs (slice, batch), the batch fastest
         self.slice = at.apply(_d(0).floordiv(batch), [self.bz], "slice") if batch > 1 else self.bz
         self.batch = at.apply(_d(0) % batch, [self.bz], "batch") if batch > 1 else None
@@ -491,28 +491,7 @@ class _Kernel:
             index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
             inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index, location=self.loc))
             return
-        acc_arg = c.inner.body.args[1]
-        term = next(v for v in plan.combine.operands if v is not acc_arg)
-        for op in c.pre:
-            inside.add(op.clone(mapping))
-        if not plan.init_zero:
-            init = mapping.get(c.red.inits[0], c.red.inits[0])
-            x = inside.add(plan.combine.clone({acc_arg: init, term: x})).results[0]
-        mapping[c.red.results[0]] = x
-        for op in c.post:
-            inside.add(op.clone(mapping))
-
-    def _rasterize(self, cols: int, rows: int) -> None:
-        """Blocks in groups of up to 8 block rows, column by column within a group (as the ``mma.sync``
-        kernel does): the blocks running together share their B tiles in L2."""
-        group = max(g for g in range(1, min(rows, 8) + 1) if rows % g == 0)
-        if group == 1 or cols == 1 or rows * cols <= self.gpu.sm_count:
-            return
-        p = _d(1) * cols + _d(0)
-        row = p.floordiv(group * cols) * group + p % group
-        col = (p % (group * cols)).floordiv(group)
-        self.by, self.bx = (self.top.apply(e, [self.bx, self.by], name) for e, name in ((row, "tile_row"),
-                                                                                       (col, "tile_col")))
+        epilogue_ops(plan, inside, mapping, x)
 
 
 def map_to_wgmma(plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan | None = None,
