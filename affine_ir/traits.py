@@ -56,8 +56,9 @@ on the elementwise ops, ``ConstantLike`` on ``arith.constant``); terminators: ``
 store_matrix/compute``, ``nvgpu.ldmatrix``, ``nvgpu.mma.sync`` (``gpu.subgroup_mma_elementwise`` and
 ``nvgpu.mma.sync`` are also ``Pure``; ``nvgpu.device_async_copy`` READs its source and WRITEs its
 destination; ``nvgpu.device_async_create_group/wait`` have unknown effects: nothing moves across them);
-``WarpgroupCollective``: ``nvgpu.warpgroup.mma/mma.store``, ``nvvm.wgmma.fence.aligned/commit.group.sync.aligned/
-wait.group.sync.aligned``; ``ViewLike`` (and ``Pure``): ``memref.view``, ``memref.cast``. The Hopper ops
+``WarpgroupCollective``: ``nvgpu.warpgroup.mma/mma.store``, ``nvvm.setmaxregister``,
+``nvvm.wgmma.fence.aligned/commit.group.sync.aligned/wait.group.sync.aligned``; ``ViewLike`` (and
+``Pure``): ``memref.view``, ``memref.cast``. The Hopper ops
 (:mod:`affine_ir.dialects.nvgpu_hopper`, :mod:`affine_ir.dialects.nvvm`): the mbarrier ops, fences, waits,
 ``nvgpu.tma.prefetch.descriptor`` and the bulk-group ops have unknown effects (they act on barriers or
 asynchronous state: never erased, nothing moves across them); ``nvgpu.mbarrier.create`` ALLOCATEs its

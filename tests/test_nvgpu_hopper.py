@@ -432,7 +432,8 @@ def test_traits_and_effects():
     ops = _ops(m)
     collective = {n for n, op in ops.items() if op.has_trait(WarpgroupCollective)}
     assert collective == {"nvgpu.warpgroup.mma", "nvgpu.warpgroup.mma.store", "nvvm.wgmma.fence.aligned",
-                          "nvvm.wgmma.commit.group.sync.aligned", "nvvm.wgmma.wait.group.sync.aligned"}
+                          "nvvm.wgmma.commit.group.sync.aligned", "nvvm.wgmma.wait.group.sync.aligned",
+                          "nvvm.setmaxregister"}
     assert not any(op.has_trait(SubgroupCollective) for op in ops.values() if op.name.startswith(("nvgpu.", "nvvm.")))
 
     def effects(name):

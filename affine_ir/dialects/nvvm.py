@@ -211,9 +211,11 @@ class FenceProxyOp(Operation):
 
 class SetMaxRegisterOp(Operation):
     """``nvvm.setmaxregister increase 240`` / ``decrease 40``: raise or lower the register budget of each
-    thread of the warpgroup (PTX ``setmaxnreg``; ``reg_count`` a multiple of 8 from 24 to 256)."""
+    thread of the warpgroup (PTX ``setmaxnreg``; ``reg_count`` a multiple of 8 from 24 to 256).
+    Warpgroup-collective: all four warps of the warpgroup execute it."""
 
     name = "nvvm.setmaxregister"
+    traits = frozenset({WarpgroupCollective})  # PTX: every warp of the warpgroup runs it (.sync.aligned)
 
     def __init__(self, action: str, reg_count: int, location=None, attributes=None):
         attrs = dict(attributes or {})

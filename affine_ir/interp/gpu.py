@@ -19,7 +19,8 @@ block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thr
   the block % 32) are there the op runs once and each lane gets its result (see :mod:`.warp`). A
   lane elsewhere (another op, a barrier, the end), or a warp of fewer than 32 threads, is an
   InterpretError naming the op and the lanes.
-- ``memref.alloc`` in ``#gpu.address_space<workgroup>`` inside a launch (static shape) is
+- ``memref.alloc`` in ``#gpu.address_space<workgroup>`` (or memory space ``3``, NVVM's number for it,
+  as the CUDA emitter takes it) inside a launch (static shape) is
   one zero-filled buffer per block, shared by its threads (allocated when the block starts,
   wherever the op sits in the body, as CUDA hoists ``__shared__`` arrays);
   ``memref.alloca`` is per thread (each thread allocates its own when it runs the op).
@@ -42,8 +43,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..core import Operation
+from ..dialects.nvgpu import is_shared
 from ..traits import SubgroupCollective
-from ..types import WORKGROUP, MemRefType
+from ..types import MemRefType
 from . import hopper_ops
 from .semantics import Trap, scalar_info
 
@@ -288,8 +290,7 @@ class LaunchContext:
 
 
 def is_workgroup_alloc(op: Operation) -> bool:
-    return op.name == "memref.alloc" and isinstance(op.results[0].type, MemRefType) and \
-        op.results[0].type.memory_space == WORKGROUP
+    return op.name == "memref.alloc" and is_shared(op.results[0].type)
 
 
 def _launch(tr, op) -> None:
