@@ -23,6 +23,7 @@ its pass trace, whether the cache had it).
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,8 @@ from . import graph_cache
 from .torch_decompose import DECOMPOSITIONS
 from .torch_import import Imported, UnsupportedNode, import_fx, unsupported
 
-__all__ = ["CompiledGraph", "affine_ir_backend", "compile_fx", "compiled_graphs", "explain", "reset", "split_at"]
+__all__ = ["CompiledGraph", "affine_ir_backend", "compile_fx", "compiled_graphs", "explain", "reset", "split_at",
+           "wgmma_enabled"]
 
 
 @dataclass
@@ -131,6 +133,13 @@ class _Part(torch.nn.Module):
         return out[0] if self.single else out
 
 
+def wgmma_enabled() -> bool:
+    """Whether GPU graphs map their contractions onto Hopper's warpgroup MMA (``gpu-map-mma{wgmma=true}``:
+    linear layers, ``x @ W^T``, and batched products of f16/bf16): ``$AFFINE_IR_WGMMA=1``. Off by default
+    while the path is off in the GPU pipeline itself (see docs/tensor_cores.md)."""
+    return os.environ.get("AFFINE_IR_WGMMA", "") in ("1", "true", "yes")
+
+
 def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     imported = import_fx(gm)
     chosen = runtime.resolve_target(target)
@@ -138,7 +147,7 @@ def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:
     # op, fuses a block's contractions into each other and leaves grids of 2 threads (a GPT-2 block:
     # 2 kernels, neither on the matrix units); unfused, each contraction is its own kernel on the
     # matrix units or the SIMT schedule (29 kernels, the 4 linear layers on mma.sync).
-    pipeline = gpu_pipeline(fuse=False) if chosen == "cuda" else None
+    pipeline = gpu_pipeline(fuse=False, wgmma=wgmma_enabled()) if chosen == "cuda" else None
     entry = graph_cache.key(imported.module, chosen, pipeline)
     compiled = graph_cache.load(entry)
     if compiled is not None:  # another process ran the pipeline: no passes now

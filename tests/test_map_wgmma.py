@@ -117,6 +117,22 @@ def test_an_a_given_k_x_m_stays_on_mma_sync_with_the_reason():
     assert not ops_of(out, WarpgroupMmaOp)
 
 
+@pytest.mark.parametrize("fuse", [False, True])
+def test_the_whole_gpu_pipeline_with_an_mlp(fuse):
+    """``gpu_pipeline(wgmma=True)``: an MLP layer (bias, ReLU) -- fused, its epilogue runs in the wgmma
+    kernel's; unfused, the other nests go to gpu-schedule/gpu-map beside the TMA setup on the host."""
+    from transforms.pipelines import gpu_pipeline
+
+    m = L.mlp(64, 128, 64, dtype="f16", activation="relu")
+    pm = PassManager.parse(gpu_pipeline(fuse=fuse, wgmma=True))
+    out = pm.run(m)
+    assert any("warpgroup MMA" in d.message for d in pm.trace.decisions if d.kind == "applied")
+    args = library_inputs(m, 0)
+    assert_same_bits_in_both_thread_orders(run(m, args), out, args)
+    launches = [op for op in out.walk() if op.name == "gpu.launch"]
+    assert len(launches) == (1 if fuse else 3)
+
+
 def test_an_sm80_target_keeps_mma_sync():
     out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16", transpose_b=True), "target=a100")
     assert "has no warpgroup MMA" in decisions[0].message and not ops_of(out, WarpgroupMmaOp)

@@ -419,6 +419,20 @@ def test_for_the_gpu_bool_and_integer_tensors_and_conversions_compile():
     assert run.exe.image is not None
 
 
+def test_linear_layers_go_to_warpgroup_mma_when_asked(monkeypatch, tmp_path):
+    """``$AFFINE_IR_WGMMA=1``: an f16 linear layer (``x @ W^T + b``) compiled for the GPU is one
+    warpgroup-MMA kernel fed by TMA (NVRTC compiles it for sm_90a; no GPU needed); off, mma.sync."""
+    pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
+    monkeypatch.setenv("AFFINE_IR_CACHE", str(tmp_path))
+    layer = torch.nn.Linear(64, 128).half()
+    x = torch.randn(32, 64).half()
+    for on in (False, True):
+        monkeypatch.setenv("AFFINE_IR_WGMMA", "1" if on else "0")
+        run = torch_backend.compile_fx(aten_graph(lambda t: layer(t), x), [x], target="cuda")
+        assert ("wgmma.mma_async" in run.exe.source) == on and ("mma.sync" in run.exe.source) != on
+        assert run.exe.image is not None and (run.exe.image.arch == "sm_90a") == on
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 def test_gpu_bool_and_integer_tensors_and_conversions_match_eager():

@@ -62,6 +62,7 @@ from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
 from affine_ir.traits import RecursiveMemoryEffects, ReturnLike
+from affine_ir.types import TensorMapDescriptorType, UnrankedMemRefType
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
 from ..errors import TransformError
@@ -195,6 +196,14 @@ class FunctionPlan:
                 op.erase()
 
 
+def _sets_up_tma(op: Operation) -> bool:
+    """Whether ``op`` prepares TMA on the host: every result a tensor map or an unranked memref (what
+    ``nvgpu.tma.create.descriptor`` and the ``memref.cast`` before it give; the driver encodes tensor
+    maps on the host, and kernels take them as parameters)."""
+    return bool(op.results) and not op.regions and all(
+        isinstance(r.type, (TensorMapDescriptorType, UnrankedMemRefType)) for r in op.results)
+
+
 def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=None) -> dict[Operation, str]:
     body = body if body is not None else func.body
     is_host = is_host or host_value_checker(body)
@@ -210,7 +219,7 @@ def _classify(func: FuncOp, pass_name: str, body: Block | None = None, is_host=N
                                             f"'{op.name}'{where} is not a host value", location=op.location)
         if isinstance(op, LaunchOp) or is_host_loop(op, is_host) or is_host_if(op, is_host):
             kind = _LAUNCH
-        elif is_host_op(op, is_host):  # (a host loop's affine.yield too: it returns nothing)
+        elif is_host_op(op, is_host) or _sets_up_tma(op):  # (a host loop's affine.yield too: it returns nothing)
             kind = _HOST
         elif op.is_pure and not op.regions and all(
                 v.owner is func.body or v.owner is body or is_host(v) or kinds.get(v.owner) in (_HOST, _REMAT)
