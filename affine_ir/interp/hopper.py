@@ -191,8 +191,7 @@ class MBarrierGroup:
     def get(self, k: int) -> MBarrier:
         if not 0 <= k < len(self.barriers):
             raise Trap(f"mbarrier index {k} out of range for a group of {len(self.barriers)}")
-        b = self.barriers[k]
-        return b
+        return self.barriers[k]
 
     def _ready(self, k: int) -> MBarrier:
         b = self.get(k)
@@ -205,11 +204,8 @@ class MBarrierGroup:
             return
         if not 1 <= count < 2**20:
             raise Trap(f"an mbarrier's arrival count must be 1 to 2**20 - 1, got {count}")
-        self.barriers[self._index(k)] = MBarrier(count, count, 0, 0, True)
-
-    def _index(self, k: int) -> int:
-        self.get(k)
-        return k
+        self.get(k)  # in range
+        self.barriers[k] = MBarrier(count, count, 0, 0, True)
 
     def arrive(self, k: int, predicate: bool = True) -> None:
         if not predicate:

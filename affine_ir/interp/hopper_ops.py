@@ -56,6 +56,11 @@ def thread_linear(tr) -> str:
     return f"({tx} + {sx} * ({ty} + {sy} * {tz}))"
 
 
+def _tuple(tr, values) -> str:
+    """The Python tuple of the values' expressions."""
+    return "(" + "".join(tr.val(v) + ", " for v in values) + ")"
+
+
 def _pred(tr, v) -> str:
     return "True" if v is None else f"bool({tr.val(v)})"
 
@@ -128,28 +133,22 @@ def _named_barrier(tr, op) -> None:
 
 def _create_descriptor(tr, op) -> None:
     t = op.results[0].type
-    box = ", ".join(tr.val(v) for v in op.box)
-    tr.assign(op.results[0], f"_H.create_tensor_map({tr.val(op.tensor)}, ({box},), {t.swizzle!r}, {t.oob!r})")
-
-
-def _prefetch(tr, op) -> None:
-    pass
+    tr.assign(op.results[0], f"_H.create_tensor_map({tr.val(op.tensor)}, {_tuple(tr, op.box)}, {t.swizzle!r}, "
+                             f"{t.oob!r})")
 
 
 def _tma_load(tr, op) -> None:
     if not _in_launch(tr, op, True):
         return
-    coords = "".join(tr.val(v) + ", " for v in op.coordinates)
-    tr.emit(f"{tr.gpu.block_async}.tma_load({tr.val(op.descriptor)}, ({coords}), {tr.val(op.barriers)}, "
-            f"{tr.val(op.mbar_id)}, {tr.mem(op.dst).name}, {_pred(tr, op.predicate)})")
+    tr.emit(f"{tr.gpu.block_async}.tma_load({tr.val(op.descriptor)}, {_tuple(tr, op.coordinates)}, "
+            f"{tr.val(op.barriers)}, {tr.val(op.mbar_id)}, {tr.mem(op.dst).name}, {_pred(tr, op.predicate)})")
 
 
 def _tma_store(tr, op) -> None:
     if not _in_launch(tr, op, True):
         return
-    coords = "".join(tr.val(v) + ", " for v in op.coordinates)
     tr.emit(f"{tr.gpu.block_async}.tma_store({thread_linear(tr)}, {tr.mem(op.src).name}, "
-            f"{tr.val(op.descriptor)}, ({coords}), {_pred(tr, op.predicate)})")
+            f"{tr.val(op.descriptor)}, {_tuple(tr, op.coordinates)}, {_pred(tr, op.predicate)})")
 
 
 def _bulk_wait(tr, op) -> None:
@@ -240,7 +239,7 @@ HANDLERS = {
     "nvgpu.mbarrier.arrive.expect_tx": _mbarrier_expect_tx,
     "nvgpu.mbarrier.try_wait.parity": _try_wait,
     "nvgpu.tma.create.descriptor": _create_descriptor,
-    "nvgpu.tma.prefetch.descriptor": _prefetch,
+    "nvgpu.tma.prefetch.descriptor": _no_op,
     "nvgpu.tma.async.load": _tma_load,
     "nvgpu.tma.async.store": _tma_store,
     "nvgpu.warpgroup.generate.descriptor": _generate_descriptor,

@@ -81,8 +81,11 @@ def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | st
     from ..interp.hopper import eager_copies
 
     orders = {"forward": contextlib.nullcontext, "reversed": reversed_schedule}
-    text = module if isinstance(module, str) else str(module)
-    if "nvgpu.tma.async" in text:
+    if isinstance(module, str):
+        has_tma = "nvgpu.tma.async" in module
+    else:
+        has_tma = any(op.name.startswith("nvgpu.tma.async") for op in module.walk())
+    if has_tma:
         orders["eager copies"] = eager_copies
     for order, schedule in orders.items():
         with schedule():
