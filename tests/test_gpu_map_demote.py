@@ -310,3 +310,44 @@ def test_random_programs_keep_semantics_through_the_gpu_pipeline(case):
     computes, exactly, in both thread orders; no 1x1x1 launch holds a loop that is parallel (and may
     run more than once); the CUDA printer prints every one."""
     _check_program(case)
+
+
+EMPTY_NEST_UNDER_HOST_IFS = """func.func @f(%A: memref<8x8xf32>, %N: index) {
+  %cst = arith.constant 1.0 : f32
+  affine.for %t = 0 to 4 {
+    affine.if affine_set<()[s0] : (s0 - 3 >= 0)>()[%N] {
+      affine.parallel (%k) = (symbol(%N) - 1) to (min(symbol(%N) - 1, symbol(%N))) {
+        %v = affine.load %A[0, 0] : memref<8x8xf32>
+        affine.store %v, %A[%k, 1] : memref<8x8xf32>
+      }
+    }
+    affine.for %i = 0 to 8 {
+      affine.for %j = 0 to 8 {
+        %x = affine.load %A[%i, %j] : memref<8x8xf32>
+        %y = arith.addf %x, %x : f32
+        affine.store %y, %A[%i, %j] : memref<8x8xf32>
+      }
+    }
+  }
+  affine.if affine_set<()[s0] : (s0 - 3 >= 0)>()[%N] {
+    affine.for %k = affine_map<()[s0] -> (s0)>()[%N] to affine_map<()[s0] -> (s0)>()[%N] {
+      affine.for %j = 0 to 8 {
+        affine.store %cst, %A[%k, %j] : memref<8x8xf32>
+      }
+    }
+  }
+  return
+}"""
+
+
+def test_host_ifs_whose_nests_run_no_iteration_are_removed():
+    """A host if (in a host loop and at the top level) whose only nest runs no iteration: the nest is
+    removed, and so is the if, which held no launch any more (it stayed behind, empty, and the
+    function was no host function: found by the explore profile after ``affine-parallelize``)."""
+    m = air.parse(EMPTY_NEST_UNDER_HOST_IFS)
+    out, decisions = map_to_gpu(m, "gpu-map")
+    assert sum("removed the 'affine.if'" in d.message for d in decisions) == 2
+    assert not [op for op in out.walk() if isinstance(op, AffineIfOp)]
+    assert len(_mapped_launches(out)) == 1
+    for n in (2, 5):
+        _check(m, out, [np.arange(64, dtype=np.float32).reshape(8, 8) % 5, n], f"n={n}")

@@ -44,7 +44,7 @@ while its body holds parallel nests has them demoted the same way first
 (:func:`.demote_scalars.demote_iter_args`), then it is a loop of launches; an ``affine.if`` of host
 conditions that ``gpu-sink-ifs`` could not sink and whose branches hold a nest worth mapping stays on
 the host the same way (:mod:`.host_control`: the host evaluates it, each branch is mapped like a
-body). Refused (TransformError, the
+body; such a loop or if left without a launch, its nests running no iteration, is removed). Refused (TransformError, the
 function unchanged): a
 function returning values, calls (and other ops of unknown effects outside launches), a host
 op (an ``alloc`` size) computed from device data; for one nest: a constant grid beyond CUDA's
@@ -61,7 +61,7 @@ from affine_ir.dialects.affine import AffineForOp, AffineIfOp
 from affine_ir.dialects.gpu import LaunchOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import LoopLikeOpInterface
-from affine_ir.traits import RecursiveMemoryEffects, ReturnLike
+from affine_ir.traits import IsTerminator, RecursiveMemoryEffects, ReturnLike
 from affine_ir.types import TensorMapDescriptorType, UnrankedMemRefType
 from analysis.targets import DEFAULT_GPU, GPUTarget, gpu_target
 
@@ -498,6 +498,7 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
                 ctx.applied(loop, f"kept {value_name(loop.induction_var)} on the host, a loop of launches "
                                   f"({nest.why})")
             out += _map_block(func, loop.body, inner, block_sizes, ctx, gpu, plan)
+            _erase_if_idle(loop, ctx)
             continue
         if unit.ops[0] in plan.hosted_ifs and not unit.merged:
             op = unit.ops[0]
@@ -507,6 +508,7 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
             for block in branches(op):
                 out += _map_block(func, block, host_value_checker(block, host.is_host_value), block_sizes, ctx, gpu,
                                   plan)
+            _erase_if_idle(op, ctx)
             continue
         inner_launch = next((x for op in unit.ops for x in op.walk() if isinstance(x, LaunchOp)), None)
         if inner_launch is not None:
@@ -534,6 +536,18 @@ def _map_block(func: FuncOp, body: Block, is_host, block_sizes: Sequence[int], c
                 plan.rematerialize(x)
     plan.finish()
     return out
+
+
+def _erase_if_idle(op: Operation, ctx: PassContext | None) -> None:
+    """Erase the host loop or if ``op`` when mapping its body left no launch in it, only ops without
+    effects (its nests ran no iteration and were removed): a host function holds no control flow
+    around nothing."""
+    inner = [x for x in op.walk() if x is not op and not x.has_trait(IsTerminator)]
+    if any(x.regions or x.memory_effects() != () for x in inner):
+        return
+    if ctx is not None:
+        ctx.note(op.parent_op or op, f"removed the '{op.name}'{at_location(op)}: its nests run no iteration")
+    op.erase()
 
 
 def _sequential_record(func: FuncOp, unit: Unit, nest: NestPlan | None, mapped: MappedNest) -> SequentialLaunch | None:
