@@ -1,10 +1,14 @@
 """IEEE float formats as Python floats: exact rounding (to nearest, ties to even) into
-f16/bf16/f32/f64 and bit patterns. Pure Python (math/struct), shared by the attributes
+f16/bf16/f32/f64, the 8-bit f8E4M3FN/f8E5M2, and bit patterns. Pure Python (math/struct), shared by the attributes
 (constants as the type stores them) and the interpreter (every float op rounded once).
 
 numpy's dtypes of the formats (:func:`numpy_float_dtype`, :func:`bfloat16_dtype`) come from
 here too: ``ml_dtypes`` (which takes about half a second to import) is imported only when a
-bf16 dtype is first asked for, so programs without bf16 never load it."""
+bf16 or 8-bit dtype is first asked for, so programs without them never load it.
+
+The 8-bit formats round as MLIR's APFloat does: to nearest (ties to even) as if the exponent were
+unbounded, then a result beyond the largest finite value overflows, to infinity in ``f8E5M2`` and to
+NaN in ``f8E4M3FN`` (which has no infinities): 464 rounds to 448 there, 480 is NaN."""
 
 from __future__ import annotations
 
@@ -21,10 +25,16 @@ FORMATS = {
     "bf16": (8, -126, float.fromhex("0x1.fep127")),
     "f32": (24, -126, float.fromhex("0x1.fffffep127")),
     "f64": (53, -1022, float.fromhex("0x1.fffffffffffffp1023")),
+    "f8E4M3FN": (4, -6, 448.0),
+    "f8E5M2": (3, -14, 57344.0),
 }
+#: The formats without infinities: what overflows is NaN.
+NO_INFINITY = frozenset({"f8E4M3FN"})
+#: The formats narrower than f32 that memory holds as bit patterns (of this many bits).
+PATTERN_BITS = {"f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8}
 
 
-def _make_rounder(p: int, emin: int, maxf: float):
+def _make_rounder(p: int, emin: int, maxf: float, overflow: float = INF):
     frexp, ldexp, copysign = math.frexp, math.ldexp, math.copysign
 
     def rnd(x: float) -> float:
@@ -34,7 +44,7 @@ def _make_rounder(p: int, emin: int, maxf: float):
         q = (e if e >= emin else emin) - (p - 1)  # exponent of one unit in the last place
         v = ldexp(round(ldexp(x, -q)), q)  # scaling by a power of two is exact; round() ties to even
         if v > maxf or v < -maxf:
-            return copysign(INF, x)
+            return copysign(overflow, x)
         return v if v != 0.0 else copysign(0.0, x)
 
     return rnd
@@ -43,13 +53,16 @@ def _make_rounder(p: int, emin: int, maxf: float):
 round_f16 = _make_rounder(*FORMATS["f16"])
 round_bf16 = _make_rounder(*FORMATS["bf16"])
 round_f32 = _make_rounder(*FORMATS["f32"])
+round_f8e4m3fn = _make_rounder(*FORMATS["f8E4M3FN"], overflow=math.nan)
+round_f8e5m2 = _make_rounder(*FORMATS["f8E5M2"])
 
 
 def round_f64(x: float) -> float:
     return x
 
 
-ROUNDERS = {"f16": round_f16, "bf16": round_bf16, "f32": round_f32, "f64": round_f64}
+ROUNDERS = {"f16": round_f16, "bf16": round_bf16, "f32": round_f32, "f64": round_f64,
+            "f8E4M3FN": round_f8e4m3fn, "f8E5M2": round_f8e5m2}
 
 
 def round_ratio(n: int, d: int, fmt: str) -> float:
@@ -72,7 +85,7 @@ def round_ratio(n: int, d: int, fmt: str) -> float:
     except OverflowError:
         v = INF
     if v > maxf:
-        v = INF
+        v = math.nan if fmt in NO_INFINITY else INF
     return -v if neg else v
 
 
@@ -81,11 +94,19 @@ _PACK = {"f16": ("<e", "<H", 0), "bf16": ("<f", "<I", 16), "f32": ("<f", "<I", 0
 
 def float_bits(x: float, fmt: str) -> int:
     """The bit pattern (unsigned) of the ``fmt`` value ``x`` (exactly representable)."""
+    if fmt not in _PACK:  # the 8-bit formats
+        import numpy as np
+
+        return int(np.array([x], np.float64).astype(numpy_float_dtype(fmt)).view(np.uint8)[0])
     ff, fi, shift = _PACK[fmt]
     return struct.unpack(fi, struct.pack(ff, x))[0] >> shift
 
 
 def float_from_bits(bits: int, fmt: str) -> float:
+    if fmt not in _PACK:  # the 8-bit formats
+        import numpy as np
+
+        return float(np.array([bits], np.uint8).view(numpy_float_dtype(fmt))[0])
     ff, fi, shift = _PACK[fmt]
     return struct.unpack(ff, struct.pack(fi, bits << shift))[0]
 
@@ -99,11 +120,22 @@ def bfloat16_dtype():
     return np.dtype(ml_dtypes.bfloat16)
 
 
+@functools.lru_cache(maxsize=2)
+def float8_dtype(fmt: str):
+    """numpy's dtype for ``f8E4M3FN``/``f8E5M2`` (``ml_dtypes.float8_e4m3fn``/``float8_e5m2``)."""
+    import ml_dtypes
+    import numpy as np
+
+    return np.dtype({"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}[fmt])
+
+
 def numpy_float_dtype(fmt: str):
-    """numpy's dtype of arrays of the float format ``fmt`` ("f16", "bf16", "f32", "f64"); KeyError
-    for other names. Only "bf16" imports ml_dtypes."""
+    """numpy's dtype of arrays of the float format ``fmt`` ("f16", "bf16", "f32", "f64", "f8E4M3FN",
+    "f8E5M2"); KeyError for other names. Only "bf16" and the 8-bit formats import ml_dtypes."""
     if fmt == "bf16":
         return bfloat16_dtype()
+    if fmt.startswith("f8"):
+        return float8_dtype(fmt)
     import numpy as np
 
     return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[fmt])

@@ -50,7 +50,7 @@ _describe = describe_token
 _SHAPE = re.compile(r"(?:(?:\d+|\?)[ \t\r\n]*x[ \t\r\n]*)*")  # '4x?x', also spaced: '4 x ? x'
 _DIM = re.compile(r"\d+|\?")
 _UNRANKED = re.compile(r"\*[ \t\r\n]*x")  # the '*x' of 'memref<*xf16>' ('xf16' alone would lex as a name)
-_SCALAR_NAMES = re.compile(r"(index|i\d+|f16|bf16|f32|f64)\Z")
+_SCALAR_NAMES = re.compile(r"(index|i\d+|f16|bf16|f32|f64|f8E4M3FN|f8E5M2)\Z")
 _MAX_INT_WIDTH = (1 << 24) - 1  # MLIR's IntegerType::kMaxWidth
 
 

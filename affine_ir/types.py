@@ -54,10 +54,11 @@ class IntegerType(Type):
 
 @dataclass(frozen=True, repr=False)
 class FloatType(Type):
-    """IEEE ``f16``/``f32``/``f64`` and ``bf16``."""
+    """IEEE ``f16``/``f32``/``f64``, ``bf16`` and the 8-bit ``f8E4M3FN`` (no infinities, NaN the all-ones
+    pattern; largest finite 448) and ``f8E5M2`` (IEEE-like; largest finite 57344), MLIR's names."""
 
     name: str
-    NAMES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "f32", "f64")
+    NAMES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2")
 
     def __post_init__(self):
         if self.name not in self.NAMES:
@@ -65,7 +66,7 @@ class FloatType(Type):
 
     @property
     def width(self) -> int:
-        return 64 if self.name == "f64" else 32 if self.name == "f32" else 16
+        return 64 if self.name == "f64" else 32 if self.name == "f32" else 8 if self.name.startswith("f8") else 16
 
     def __str__(self) -> str:
         return self.name
@@ -274,10 +275,12 @@ f16 = _intern(FloatType("f16"))
 bf16 = _intern(FloatType("bf16"))
 f32 = _intern(FloatType("f32"))
 f64 = _intern(FloatType("f64"))
+f8E4M3FN = _intern(FloatType("f8E4M3FN"))
+f8E5M2 = _intern(FloatType("f8E5M2"))
 async_token = _intern(DeviceAsyncTokenType())
 mbarrier_token = _intern(MBarrierTokenType())
 
-_SCALARS = {str(t): t for t in (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)}
+_SCALARS = {str(t): t for t in (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN, f8E5M2)}
 
 
 def scalar(name: str) -> Type:

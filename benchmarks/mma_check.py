@@ -18,6 +18,10 @@ inputs anyway).
     python benchmarks/mma_check.py --transpose-b --wgmma # B given N x K (a linear layer's weight), on
                                                          # Hopper's warpgroup MMA (issue 19)
 
+``--dtype e4m3 --wgmma``: the 8-bit float GEMM, ``air.library.scaled_matmul`` (``f8E4M3FN`` operands, per-tensor
+f32 scales, bf16 output) against ``torch._scaled_mm`` (its default ``use_fast_accum=False``; the row adds the
+``use_fast_accum=True`` time, the accumulation our kernel does: the tensor cores' own).
+
 ``--transpose-b``: ``C = A @ B^T`` with B given ``N x K`` (``air.library.matmul(..., transpose_b=True)``,
 cuBLAS's side ``torch.matmul(A, B.t())``); ``--wgmma``: the GPU pipeline with ``gpu-map-mma{wgmma=true}``
 (``transforms.pipelines.gpu_pipeline(wgmma=True)``).
@@ -48,6 +52,9 @@ import affine_ir as air  # noqa: E402
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)] + [
     (m, n, k) for m in (16, 128, 2048) for n, k in ((4096, 4096), (11008, 4096), (4096, 11008))]
 DTYPES = ("f16", "bf16")
+#: The 8-bit float runs (``--dtype e4m3``): ``air.library.scaled_matmul`` against ``torch._scaled_mm``
+#: (per-tensor scales, bf16 output, B given N x K), on warpgroup MMA only.
+FP8 = {"e4m3": "f8E4M3FN"}
 TARGET_RATIO = 0.6
 HEADER = (f"{'M':>5} {'N':>6} {'K':>6} {'dtype':>5}  {'tiles':<44} {'comp s':>6} {'rel err':>8} {'ours ms':>8} "
           f"{'cuBLAS':>8} {'ours TF':>8} {'cuBLAS TF':>9} {'ratio':>6}")
@@ -70,27 +77,35 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
     """(the table row, cuBLAS time / ours; None on a mismatch)."""
     from runtime import cuda_driver
 
-    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    fp8 = dtype in FP8
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.bfloat16}[dtype]
     t0 = time.perf_counter()
-    tb = args.transpose_b
-    exe, comp_s, _ = compile_ours(air.library.matmul(m, n, k, dtype=dtype, transpose_b=tb), pipeline=args.pipeline)
+    tb = args.transpose_b or fp8
+    module = air.library.scaled_matmul(m, n, k, FP8[dtype], "bf16") if fp8 else \
+        air.library.matmul(m, n, k, dtype=dtype, transpose_b=tb)
+    exe, comp_s, _ = compile_ours(module, pipeline=args.pipeline)
     tiles = mapped_tiles(exe)
-    set_bytes = (m * k + k * n + m * n) * 2
+    set_bytes = (m * k + k * n) * (1 if fp8 else 2) + m * n * 2
     copies = rotation_copies(set_bytes, args.l2)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
-    scale = 1 / math.sqrt(math.sqrt(k))
-    sets = [[(torch.randn(m, k, device="cuda", generator=gen) * scale).to(tdt),
-             (torch.randn(*((n, k) if tb else (k, n)), device="cuda", generator=gen) * scale).to(tdt),
+    scale = (4 if fp8 else 1) / math.sqrt(math.sqrt(k))  # 8-bit: values of a few units, scaled back by 1/16
+    idt = torch.float8_e4m3fn if fp8 else tdt
+    sets = [[(torch.randn(m, k, device="cuda", generator=gen) * scale).to(idt),
+             (torch.randn(*((n, k) if tb else (k, n)), device="cuda", generator=gen) * scale).to(idt),
+             *((torch.tensor([0.25], device="cuda"), torch.tensor([0.25], device="cuda")) if fp8 else ()),
              torch.full((m, n), float("nan"), device="cuda", dtype=tdt)] for _ in range(copies)]
-    def anchor(a, b, out=None):
+
+    def anchor(a, b, *scales, out=None, fast=False):
+        if fp8:  # torch._scaled_mm takes B column-major: B^T of our N x K
+            return torch._scaled_mm(a, b.t(), scales[0], scales[1], out_dtype=tdt, use_fast_accum=fast)
         return torch.matmul(a, b.t() if tb else b, out=out)
 
     exe(*sets[0])
-    want = anchor(sets[0][0], sets[0][1])
-    err = float((sets[0][2].double() - want.double()).abs().max() / want.double().abs().max())
+    want = anchor(*sets[0][:-1])
+    err = float((sets[0][-1].double() - want.double()).abs().max() / want.double().abs().max())
     row = f"{m:>5} {n:>6} {k:>6} {dtype:>5}  {tiles[:44]:<44} {comp_s:>6.1f} {err:>8.1e}"
     if not err <= args.rtol:  # NaN (an element never written) fails too
-        bad = (sets[0][2].double() - want.double()).abs() > args.rtol * want.double().abs().max()
+        bad = (sets[0][-1].double() - want.double()).abs() > args.rtol * want.double().abs().max()
         where = bad.nonzero()[:3].tolist()
         return row + f"  MISMATCH (rtol {args.rtol}; first bad elements {where}, {int(bad.sum())} in all)", None
     bound = [exe.bind(*s) for s in sets]
@@ -101,14 +116,21 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
         for b in bound:
             b.close()
     out = torch.empty(m, n, device="cuda", dtype=tdt)
-    theirs = statistics.median(cuda_driver.time_all_ms(
-        Rotation(lambda a, b, _c: anchor(a, b, out=out), sets), repeat=args.repeat, warmup=args.warmup))
-    err2 = float((sets[-1][2].double() - anchor(sets[-1][0], sets[-1][1]).double()).abs().max()
+
+    def time_anchor(fast: bool = False) -> float:
+        return statistics.median(cuda_driver.time_all_ms(
+            Rotation(lambda *xs: anchor(*xs[:-1], out=out, fast=fast), sets), repeat=args.repeat, warmup=args.warmup))
+
+    theirs = time_anchor()
+    err2 = float((sets[-1][-1].double() - anchor(*sets[-1][:-1]).double()).abs().max()
                  / want.double().abs().max())
     flops = 2 * m * n * k
     ratio = theirs / ours
     row += (f" {ours:>8.3f} {theirs:>8.3f} {flops / ours / 1e9:>8.1f} {flops / theirs / 1e9:>9.1f} {ratio:>6.2f}"
             f"  ({time.perf_counter() - t0:.0f} s)")
+    if fp8:  # ours accumulates as the tensor cores do, which is cuBLAS's use_fast_accum=True
+        fast = time_anchor(True)
+        row += f"  fast-accum cuBLAS {fast:.3f} ms, {flops / fast / 1e9:.1f} TF, ratio {fast / ours:.2f}"
     if not err2 <= args.rtol:
         return row + f"  MISMATCH after timing (input set {len(sets) - 1}: rel err {err2:.1e})", None
     return row, ratio
@@ -117,7 +139,8 @@ def check_and_time(torch, m: int, n: int, k: int, dtype: str, args) -> tuple[str
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="run the shapes whose 'MxNxK' contains this text")
-    ap.add_argument("--dtype", choices=DTYPES, help="one dtype (default: both)")
+    ap.add_argument("--dtype", choices=DTYPES + tuple(FP8), help="one dtype (default: f16 and bf16; e4m3: the "
+                    "8-bit float GEMM vs torch._scaled_mm, needs --wgmma)")
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rtol", type=float, default=2e-2, help="max |ours - torch| / max |torch| accepted")

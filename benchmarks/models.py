@@ -7,7 +7,9 @@
     python benchmarks/models.py --batch 1,8 --dtype f32,f16 --json rows.jsonl --chart benchmarks/models.png
 
 Models: benchmarks/model_zoo.py (ResNet-18/50, MobileNetV2, a BERT-base encoder layer, a GPT-2
-block, an MLP-Mixer block), at full size on the GPU, small on the CPU (``--size``). Prints a row per
+block, an MLP-Mixer block; on the GPU also a transformer FFN block, 2048 tokens x 4096 -> 16384 -> 4096
+with GELU), at full size on the GPU, small on the CPU (``--size``). ``AFFINE_IR_WGMMA=1`` maps the f16/bf16
+linear layers onto Hopper's warpgroup MMA. Prints a row per
 (model, batch, dtype): compile seconds of the first call (ours and Inductor's), the median warm time
 of each (CUDA events on the GPU), the speedups over eager and Inductor, and what ran eagerly in ours
 (``explain()``); ``--chart`` draws the speedups as bars (matplotlib).
@@ -37,6 +39,10 @@ def models(device: str, batch: int, size: str) -> dict:
     """name -> (model, input shape): the zoo's (``size`` "full": 224x224 images, d 768; "small": 32x32,
     d 64), and on the CPU two small ones more (an MLP, a small CNN)."""
     out = zoo(batch, small=size == "small")
+    if device == "cuda" and size != "small":  # issue 19's transformer FFN block: two linears around a GELU
+        tokens, d = 2048 * batch, 4096
+        out[f"ffn {tokens}x{d}x{4 * d}"] = (torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(),
+                                                                torch.nn.Linear(4 * d, d)), (tokens, d))
     if device == "cpu":
         out["mlp 256x1024x1024"] = (torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.GELU(),
                                                         torch.nn.Linear(1024, 1024)), (256, 1024))

@@ -7,9 +7,10 @@
   no ``__cuda_array_interface__``).
 
 Each argument is checked before anything runs: element type (``f16`` = float16, ``bf16`` =
-``ml_dtypes.bfloat16``, ``i1`` = bool or uint8, ``index`` = int64), rank, static dims, C-contiguity,
-alignment; a failure raises :class:`LaunchError` naming the argument (``argument #1 (%B): expected
-dtype float32 for memref<64x?xf32>, got ...``). Only the checks run without a GPU
+``ml_dtypes.bfloat16``, ``f8E4M3FN``/``f8E5M2`` = ``ml_dtypes.float8_e4m3fn``/``float8_e5m2``
+(PyTorch's ``float8_e4m3fn``/``float8_e5m2`` through DLPack), ``i1`` = bool or uint8, ``index`` = int64),
+rank, static dims, C-contiguity, alignment; a failure raises :class:`LaunchError` naming the argument
+(``argument #1 (%B): expected dtype float32 for memref<64x?xf32>, got ...``). Only the checks run without a GPU
 (:func:`check_array`); :func:`prepare_argument` and :func:`prepare_arguments` need one.
 
 The kernel ABI of a memref (see codegen.cuda): a data pointer, then one ``long long`` per dynamic
@@ -30,7 +31,8 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type
 
 from .errors import LaunchError
 
-_FLOAT_CTYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double"}
+_FLOAT_CTYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
+                 "f8E4M3FN": "__nv_fp8_storage_t", "f8E5M2": "__nv_fp8_storage_t"}
 _INTS = {8: (np.dtype(np.int8), "signed char"), 16: (np.dtype(np.int16), "short"), 32: (np.dtype(np.int32), "int"),
          64: (np.dtype(np.int64), "long long")}
 
@@ -136,7 +138,8 @@ def _c_contiguous(shape: Sequence[int], strides: Sequence[int] | None, itemsize:
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 _DL_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64, (1, 8): np.uint8,
               (1, 16): np.uint16, (1, 32): np.uint32, (1, 64): np.uint64, (2, 16): np.float16, (2, 32): np.float32,
-              (2, 64): np.float64, (4, 16): "bf16", (6, 8): np.bool_}  # "bf16": numpy_float_dtype
+              (2, 64): np.float64, (4, 16): "bf16", (6, 8): np.bool_, (10, 8): "f8E4M3FN",
+              (12, 8): "f8E5M2"}  # names: numpy_float_dtype (ml_dtypes)
 
 
 class _DLDevice(ctypes.Structure):
@@ -189,7 +192,8 @@ def _from_dlpack_device(value) -> ArrayView:
     key = (int(t.dtype.code), int(t.dtype.bits))
     if key not in _DL_DTYPES or t.dtype.lanes != 1:
         raise ValueError(f"unsupported DLPack dtype (code {key[0]}, {key[1]} bits, {t.dtype.lanes} lanes)")
-    dtype = numpy_float_dtype("bf16") if _DL_DTYPES[key] == "bf16" else np.dtype(_DL_DTYPES[key])
+    name = _DL_DTYPES[key]
+    dtype = numpy_float_dtype(name) if isinstance(name, str) else np.dtype(name)
     strides = None if not t.strides else tuple(int(t.strides[k]) * dtype.itemsize for k in range(t.ndim))
     return ArrayView("dlpack", shape, dtype, _c_contiguous(shape, strides, dtype.itemsize), readonly,
                      ptr=int(t.data or 0) + int(t.byte_offset), device_id=int(t.device.device_id), keep=capsule)

@@ -39,7 +39,8 @@ MAX_RANK = 5
 MAX_BOX = 256
 
 _DATA_TYPES = {"f16": "FLOAT16", "bf16": "BFLOAT16", "f32": "FLOAT32", "f64": "FLOAT64", "i32": "INT32",
-               "i64": "INT64", "index": "INT64", "i16": "UINT16", "i8": "UINT8", "i1": "UINT8"}
+               "i64": "INT64", "index": "INT64", "i16": "UINT16", "i8": "UINT8", "i1": "UINT8",
+               "f8E4M3FN": "UINT8", "f8E5M2": "UINT8"}  # TMA moves bytes: 8-bit floats as UINT8
 _SWIZZLE = {"none": ("NONE", 0), "swizzle_32b": ("32B", 32), "swizzle_64b": ("64B", 64),
             "swizzle_128b": ("128B", 128)}
 _L2 = {"none": "NONE", "l2promo_64b": "L2_64B", "l2promo_128b": "L2_128B", "l2promo_256b": "L2_256B"}

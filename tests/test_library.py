@@ -488,6 +488,7 @@ def test_mlp(sizes, env, opts, dtype):
 def _examples():
     return {
         "matmul": lib.matmul(2, 3, 4),
+        "scaled_matmul": lib.scaled_matmul(2, 3, 16),
         "batch_matmul": lib.batch_matmul(2, 2, 3, 4),
         "conv2d": lib.conv2d(1, 2, 4, 4, 2, 3, 3, padding=1),
         "depthwise_conv2d": lib.depthwise_conv2d(1, 2, 4, 4, 3, 3),

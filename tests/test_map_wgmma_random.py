@@ -2,7 +2,8 @@
 
 30 programs per run (the suite's profile draws the same ones every run; ``HYPOTHESIS_PROFILE=explore``
 draws fresh ones): matmuls of f16 or bf16 operands (f32 sums) with B given ``N x K`` or ``K x N``,
-accumulating or not, batched or not, at small odd and aligned sizes (K a multiple of 8: TMA's 16-byte strides), on
+accumulating or not, batched or not, and scaled 8-bit float GEMMs (``f8E4M3FN``/``f8E5M2``, B ``N x K``, a
+bf16/f16/f32 output), at small odd and aligned sizes (K a multiple of 8: TMA's 16-byte strides), on
 tiles from the model or forced (one or two consumer warpgroups), 2 to 4 stages, k split or not.
 Each is mapped to warpgroup MMA (the decision says so) and gives exactly the bits of the original
 program in both thread orders and with TMA copies landing late and early: the inputs are small
@@ -26,7 +27,11 @@ PREPARE = ("canonicalize,affine-loop-fusion,affine-privatize{dynamic-shapes=fals
 
 @st.composite
 def cases(draw):
-    dtype = draw(st.sampled_from(["f16", "bf16"]))
+    dtype = draw(st.sampled_from(["f16", "bf16", "f8E4M3FN", "f8E5M2"]))
+    if dtype.startswith("f8"):  # scaled 8-bit GEMM: B N x K only, K a multiple of 16 (16-byte strides)
+        module = L.scaled_matmul(draw(st.integers(2, 140)), draw(st.integers(2, 72)), draw(st.integers(1, 24)) * 16,
+                                 dtype, draw(st.sampled_from(["bf16", "f16", "f32"])))
+        return module, _options(draw), draw(st.integers(0, 2**16))
     b_k_by_n = draw(st.booleans())  # B given K x N (MN-major): its rows a multiple of 8 elements too
     m = draw(st.integers(2, 140))
     n = draw(st.integers(1, 12)) * 8 if b_k_by_n else draw(st.integers(2, 72))
@@ -36,12 +41,16 @@ def cases(draw):
         module = L.batch_matmul(batch, m, n, k, dtype=dtype, transpose_b=not b_k_by_n)
     else:
         module = L.matmul(m, n, k, dtype=dtype, transpose_b=not b_k_by_n, accumulate=draw(st.booleans()))
+    return module, _options(draw), draw(st.integers(0, 2**16))
+
+
+def _options(draw) -> str:
     options = [f"stages={draw(st.integers(2, 4))}"]
     tiles = draw(st.sampled_from([None, "64,64,1", "128,64,2", "64,128,1"]))
     if tiles:
         options.append(f"wgmma-tiles={tiles}")
     options.append(f"split-k={draw(st.sampled_from([0, 1, 2, 3]))}")
-    return module, " ".join(options), draw(st.integers(0, 2**16))
+    return " ".join(options)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))

@@ -17,6 +17,8 @@ from ..types import (
     WarpgroupDescriptorType,
     bf16,
     element_size_in_bytes,
+    f8E4M3FN,
+    f8E5M2,
     f16,
     i64,
     swizzle_bytes,
@@ -26,7 +28,9 @@ from .nvgpu import is_shared, parse_keyword_attrs
 
 __all__ = ["WarpgroupGenerateDescriptorOp", "WarpgroupMmaInitAccumulatorOp", "WarpgroupMmaOp", "WarpgroupMmaStoreOp"]
 
-WGMMA_INPUTS = (f16, bf16)
+WGMMA_INPUTS = (f16, bf16, f8E4M3FN, f8E5M2)
+#: Inputs wgmma reads K-major only (no imm-trans operands): both tiles N x K / M x K.
+K_MAJOR_ONLY = (f8E4M3FN, f8E5M2)
 SUPPORTED_SWIZZLE = "swizzle_128b"
 
 
@@ -117,8 +121,8 @@ class WarpgroupMmaInitAccumulatorOp(Operation):
 
 class WarpgroupMmaOp(Operation):
     """``%r = nvgpu.warpgroup.mma %wa, %wb, %acc [waitGroup = N] [transposeA] [transposeB] : !WA, !WB, !Acc ->
-    !Acc``: ``D = A * B + C`` of the warpgroup (wgmma m64nNk16 on descriptors of shared tiles), committed
-    as one wgmma group, then a wait until at most ``wait_group`` (default 1) groups are pending.
+    !Acc``: ``D = A * B + C`` of the warpgroup (wgmma m64nNk16, k32 for 8-bit floats, on descriptors of shared
+    tiles), committed as one wgmma group, then a wait until at most ``wait_group`` (default 1) groups are pending.
     Warpgroup-collective; effects: READ and WRITE of unnamed memory (the operand tiles, the groups)."""
 
     name = "nvgpu.warpgroup.mma"
@@ -222,8 +226,10 @@ class WarpgroupMmaOp(Operation):
         a, b = ta.tensor, tb.tensor
         el = a.element_type
         if el not in WGMMA_INPUTS or b.element_type != el:
-            raise self.error(f"supports f16 or bf16 inputs of one type only, got {a.element_type} and "
-                             f"{b.element_type} (others are not supported yet)")
+            raise self.error(f"supports f16, bf16, f8E4M3FN or f8E5M2 inputs of one type only, got {a.element_type} "
+                             f"and {b.element_type} (others are not supported yet)")
+        if el in K_MAJOR_ONLY and not self.transpose_b:
+            raise self.error(f"{el} operands are read K-major only: B must be N x K with transposeB, got {b}")
         span_elems = swizzle_bytes(SUPPORTED_SWIZZLE) // (element_size_in_bytes(el) or 1)
         (m, k) = a.shape
         (n, kb) = b.shape if self.transpose_b else b.shape[::-1]

@@ -34,6 +34,8 @@ class Buffer:
         flat = array.reshape(-1)
         if info.name in ("f16", "bf16"):
             flat = flat.view(np.uint16)
+        elif info.name.startswith("f8"):
+            flat = flat.view(np.uint8)
         self.data = memoryview(flat).cast("B").cast(info.mv_format)
         self.alive = True
         self.origin = origin

@@ -23,8 +23,10 @@ import numpy as np
 
 from ..floats import (  # noqa: F401  (re-exported for the translator)
     FORMATS,
+    PATTERN_BITS,
     ROUNDERS,
     bfloat16_dtype,
+    float8_dtype,
     float_bits,
     float_from_bits,
     numpy_float_dtype,
@@ -38,6 +40,8 @@ from ..types import FloatType, IndexType, IntegerType, Type
 
 INF = math.inf
 NAN = math.nan
+round_f8E4M3FN = ROUNDERS["f8E4M3FN"]  # the names the translator writes: round_<type>
+round_f8E5M2 = ROUNDERS["f8E5M2"]
 
 
 class Trap(Exception):
@@ -108,9 +112,16 @@ def _bf16_info() -> ScalarInfo:
     return ScalarInfo("bf16", True, 16, bfloat16_dtype(), "H")  # imports ml_dtypes: only when bf16 is used
 
 
+@functools.lru_cache(maxsize=2)
+def _f8_info(name: str) -> ScalarInfo:
+    return ScalarInfo(name, True, 8, float8_dtype(name), "B")  # imports ml_dtypes: only when used
+
+
 def scalar_info(t: Type) -> ScalarInfo:
     """The :class:`ScalarInfo` of a scalar IR type; TypeError for other types."""
     if isinstance(t, FloatType):
+        if t.name.startswith("f8"):
+            return _f8_info(t.name)
         return _bf16_info() if t.name == "bf16" else _FLOATS[t.name]
     if isinstance(t, IndexType):
         return ScalarInfo("index", False, 64, np.dtype(np.int64), "q")
@@ -368,21 +379,41 @@ MATH_UNARY = {
 
 
 # ----------------------------------------------------------------------------------------
-# Tables for f16/bf16 storage (kept as 16-bit patterns in memory)
+# Tables for f16/bf16/8-bit float storage (kept as bit patterns in memory)
 # ----------------------------------------------------------------------------------------
 
 _TABLES: dict[str, list] = {}
 
 
 def bits_table(fmt: str) -> list:
-    """``table[bits]`` is the Python float of the 16-bit pattern ``bits`` of ``fmt``."""
+    """``table[bits]`` is the Python float of the 16-bit (8-bit) pattern ``bits`` of ``fmt``."""
     t = _TABLES.get(fmt)
     if t is None:
         dt = numpy_float_dtype(fmt)
+        width = PATTERN_BITS[fmt]
         with np.errstate(all="ignore"):
-            t = _TABLES[fmt] = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt).astype(
+            t = _TABLES[fmt] = np.arange(1 << width, dtype=np.uint32).astype(f"u{width // 8}").view(dt).astype(
                 np.float64).tolist()
     return t
+
+
+@functools.lru_cache(maxsize=2)
+def f8_bits(fmt: str):
+    """The function from an (exactly representable) ``fmt`` value to its 8-bit pattern: NaN to the
+    all-ones pattern without sign (``f8E4M3FN``'s only NaN), -0.0 to the sign bit alone."""
+    table = bits_table(fmt)
+    patterns = {x: b for b, x in enumerate(table) if x == x and x != 0.0}
+    nan = 0x7F
+    copysign = math.copysign
+
+    def to_bits(x: float) -> int:
+        if x != x:
+            return nan
+        if x == 0.0:
+            return 0x80 if copysign(1.0, x) < 0 else 0
+        return patterns[x]
+
+    return to_bits
 
 
 def f16_bits(x: float) -> int:

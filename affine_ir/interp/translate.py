@@ -384,7 +384,7 @@ class FunctionTranslator:
         n = mem.info.name
         if n == "i1":
             return f"(-{raw})"
-        if n in ("f16", "bf16"):
+        if n in S.PATTERN_BITS:
             return f"{self.glob(S.bits_table(n), 'T_' + n)}[{raw}]"
         return raw
 
@@ -392,6 +392,8 @@ class FunctionTranslator:
         n = mem.info.name
         if n in ("f16", "bf16"):
             value = f"_S.{n}_bits({value})"
+        elif n in S.PATTERN_BITS:
+            value = f"{self.glob(S.f8_bits(n), 'B_' + n)}({value})"
         self.emit(f"{mem.data}[{lin}] = {value}")
 
     def mem(self, v: Value) -> MemInfo:

@@ -45,7 +45,7 @@ from .elementwise import (
     relu,
     unary,
 )
-from .linalg import batch_matmul, emit_contraction, matmul
+from .linalg import batch_matmul, emit_contraction, matmul, scaled_matmul
 from .nn import attention, conv2d_bias_relu, mlp
 from .norm import emit_softmax, layernorm, softmax
 from .pool import avg_pool2d, max_pool2d
@@ -53,6 +53,7 @@ from .reduce import REDUCE_KINDS, reduce
 
 OPS = {
     "matmul": matmul,
+    "scaled_matmul": scaled_matmul,
     "batch_matmul": batch_matmul,
     "conv2d": conv2d,
     "depthwise_conv2d": depthwise_conv2d,
@@ -76,5 +77,6 @@ __all__ = [
     "BINARY_OPS", "DIM_NAMES", "OPS", "REDUCE_KINDS", "UNARY_OPS", "Kernel", "attention", "avg_pool2d",
     "batch_matmul", "bias_add", "binary", "broadcast_shape", "conv2d", "conv2d_bias_relu", "depthwise_conv2d",
     "elementwise_chain", "emit_binary", "emit_contraction", "emit_softmax", "emit_unary", "gelu", "layernorm", "matmul",
+    "scaled_matmul",
     "max_pool2d", "mlp", "reduce", "reference", "relu", "softmax", "unary",
 ]

@@ -133,3 +133,32 @@ def batch_matmul(B, M, N, K, dtype: str = "f32", *, transpose_a: bool = False, t
                                accumulate=accumulate)
         k.copy_out(acc, C, [("b", B), ("i", M), ("j", N)], lambda ivs: ivs)
     return k.module
+
+
+#: The 8-bit float operand types of :func:`scaled_matmul`, and its output types.
+FP8_DTYPES = ("f8E4M3FN", "f8E5M2")
+SCALED_OUT_DTYPES = ("bf16", "f16", "f32")
+
+
+def scaled_matmul(M, N, K, dtype: str = "f8E4M3FN", out_dtype: str = "bf16") -> ModuleOp:
+    """``@scaled_matmul(%A, %B, %scale_a, %scale_b, %C)``: ``C = (A @ B^T) * (scale_a[0] * scale_b[0])``, the
+    8-bit float GEMM of ``torch._scaled_mm`` with per-tensor scales.
+
+    ``A`` is ``[M, K]`` and ``B`` ``[N, K]`` (both K-major, as ``torch._scaled_mm(a, b.t(), ...)`` takes
+    them: an ``x @ W^T`` layer) in ``dtype`` (``f8E4M3FN`` or ``f8E5M2``), the scales ``[1]`` in f32, ``C``
+    ``[M, N]`` in ``out_dtype`` (bf16, f16 or f32). Nests as :func:`matmul`'s: the products of the operands
+    extended to f32 summed in an f32 ``%acc``, then ``C = truncf(acc * (scale_a * scale_b))``."""
+    if out_dtype not in SCALED_OUT_DTYPES:
+        raise ValueError(f"out_dtype must be one of {', '.join(SCALED_OUT_DTYPES)}, got {out_dtype!r}")
+    M, N, K = check_size(M, "M"), check_size(N, "N"), check_size(K, "K")
+    k = Kernel("scaled_matmul", dtype, (M, N, K), FP8_DTYPES)
+    types = {"scale_a": "f32", "scale_b": "f32", "C": out_dtype}
+    with k.function(types, A=(M, K), B=(N, K), scale_a=(1,), scale_b=(1,), C=(M, N)) as (A, B, SA, SB, C):
+        acc = k.temp("acc", (M, N))
+        emit_matmul_body(k, A, B, C, M, N, K, transpose_b=True, acc=acc)
+
+        def scaled(v: Value) -> Value:
+            return k.b.mulf(v, k.b.mulf(k.load(SA, [0]), k.load(SB, [0])))
+
+        k.copy_out(acc, C, [("i", M), ("j", N)], lambda ivs: ivs, scaled)
+    return k.module

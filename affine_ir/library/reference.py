@@ -32,6 +32,14 @@ def matmul(A, B, transpose_a: bool = False, transpose_b: bool = False, C=None) -
     return _out(r if C is None else r + _f64(C)[0], A)
 
 
+def scaled_matmul(A, B, scale_a, scale_b, out_dtype) -> np.ndarray:
+    """``(A @ B^T) * (scale_a[0] * scale_b[0])`` in f64, then as ``out_dtype`` (a numpy dtype)."""
+    a, b = _f64(A, B)
+    sa, sb = (np.float32(np.asarray(s).reshape(-1)[0]) for s in (scale_a, scale_b))
+    scale = float(np.float32(sa * sb))
+    return np.asarray((a @ b.T) * scale).astype(out_dtype)
+
+
 def batch_matmul(A, B, transpose_a: bool = False, transpose_b: bool = False, C=None) -> np.ndarray:
     """Per-batch :func:`matmul` of ``A[B, ., .]`` and ``B[B, ., .]``."""
     a, b = _f64(A, B)

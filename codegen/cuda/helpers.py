@@ -60,6 +60,10 @@ def _affine() -> dict[str, str]:
     }
 
 
+#: cuda_fp8.h's name of each 8-bit float format.
+F8_INTERPRETATIONS = {"f8E4M3FN": "__NV_E4M3", "f8E5M2": "__NV_E5M2"}
+
+
 def _floats() -> dict[str, str]:
     out = {
         "round_f16": f"{DEVICE} float air_round_f16(float x) {{ return __half2float(__float2half_rn(x)); }}",
@@ -67,6 +71,17 @@ def _floats() -> dict[str, str]:
         "f64_to_f16": f"{DEVICE} float air_f64_to_f16(double x) {{ return __half2float(__double2half(x)); }}",
         "f64_to_bf16": f"{DEVICE} float air_f64_to_bf16(double x) {{ return __bfloat162float(__double2bfloat16(x)); }}",
     }
+    for fmt, interp in F8_INTERPRETATIONS.items():  # 8-bit floats: cuda_fp8.h's conversions (no saturation:
+        # what overflows is NaN in f8E4M3FN, infinity in f8E5M2, as the interpreter and MLIR round)
+        to_half = "__half2float(__half(__nv_cvt_fp8_to_halfraw({x}, " + interp + ")))"
+        out[f"from_{fmt}"] = (f"{DEVICE} float air_from_{fmt}(__nv_fp8_storage_t x) {{ "
+                              f"return {to_half.format(x='x')}; }}")
+        out[f"to_{fmt}"] = (f"{DEVICE} __nv_fp8_storage_t air_to_{fmt}(float x) {{ "
+                            f"return __nv_cvt_float_to_fp8(x, __NV_NOSAT, {interp}); }}")
+        out[f"round_{fmt}"] = (f"{DEVICE} float air_round_{fmt}(float x) {{ return "
+                               f"{to_half.format(x=f'__nv_cvt_float_to_fp8(x, __NV_NOSAT, {interp})')}; }}")
+        out[f"f64_to_{fmt}"] = (f"{DEVICE} float air_f64_to_{fmt}(double x) {{ return "
+                                f"{to_half.format(x=f'__nv_cvt_double_to_fp8(x, __NV_NOSAT, {interp})')}; }}")
     for t in ("float", "double"):
         for name, cmp in (("maximumf", ">"), ("minimumf", "<")):
             keep_first_zero = "!signbit(a)" if name == "maximumf" else "signbit(a)"
@@ -114,7 +129,9 @@ def _integers() -> dict[str, str]:
 HELPERS: dict[str, str] = {**_affine(), **_floats(), **_integers()}
 ORDER = {k: n for n, k in enumerate(HELPERS)}
 INCLUDES = {"round_f16": "cuda_fp16.h", "f64_to_f16": "cuda_fp16.h", "round_bf16": "cuda_bf16.h",
-            "f64_to_bf16": "cuda_bf16.h"}
+            "f64_to_bf16": "cuda_bf16.h",
+            **{f"{kind}_{fmt}": "cuda_fp8.h" for fmt in F8_INTERPRETATIONS
+               for kind in ("from", "to", "round", "f64_to")}}
 
 
 def helper_key(name: str, ctype: str | None = None) -> str:

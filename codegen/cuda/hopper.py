@@ -23,7 +23,8 @@ semantics are :mod:`affine_ir.dialects.nvgpu_hopper`'s (the interpreter's :mod:`
   zero-fills it. ``warpgroup.mma``: ``wgmma.fence.sync.aligned``, per k16 step and 64-row part one
   ``wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>`` (``air_wgmma_m64n64k16_f32_f16``, a
   ``__forceinline__`` wrapper taking the N/2 registers as ``"+f"`` operands, scale-d 1, both operands
-  K-major: imm-trans 0) with the descriptors advanced by 32 bytes per k step (+2) and by 64 rows per part
+  K-major: imm-trans 0; 8-bit floats: ``m64n<N>k32.f32.e4m3.e4m3`` (``e5m2``), no imm-trans operands,
+  K-major only) with the descriptors advanced by 32 bytes per k step (+2) and by 64 rows per part
   (``64 * span`` bytes), then ``wgmma.commit_group.sync.aligned`` and ``wgmma.wait_group.sync.aligned
   <waitGroup>``. The result updates its accumulator's variable in place when that has no other use (an
   iter_arg chained through the loop, a fresh ``init.accumulator``); otherwise it is a copy. Empty
@@ -79,6 +80,8 @@ TMA_ALIGN = 1024
 MBARRIER_ALIGN = 8
 WARPGROUP = 128
 WGMMA_M, WGMMA_K = 64, 16
+#: Each input type's name in the wgmma instruction and its k per instruction (32 bytes of a row).
+WGMMA_TYPES = {"f16": ("f16", 16), "bf16": ("bf16", 16), "f8E4M3FN": ("e4m3", 32), "f8E5M2": ("e5m2", 32)}
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
 SM90, SM90A = "sm_90", "sm_90a"
 _SMEM = "(unsigned)__cvta_generic_to_shared({})"
@@ -162,14 +165,17 @@ def wgmma_desc_helper() -> tuple[str, str]:
 
 
 def wgmma_helper(n: int, el: str, b_mn_major: bool = False) -> tuple[str, str]:
-    """``wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, A K-major,
-    B K-major or, with ``b_mn_major``, MN-major: imm-trans-b 1)."""
-    name = f"air_wgmma_m64n{n}k16_f32_{el}" + ("_bmn" if b_mn_major else "")
+    """``wgmma.mma_async.sync.aligned.m64n<n>k<k>.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, A K-major,
+    B K-major or, with ``b_mn_major``, MN-major: imm-trans-b 1); ``el`` the PTX type (``f16``, ``bf16``, and
+    ``e4m3``/``e5m2`` with k 32, which take no imm-trans operands: both K-major)."""
+    k = 32 if el in ("e4m3", "e5m2") else 16
+    name = f"air_wgmma_m64n{n}k{k}_f32_{el}" + ("_bmn" if b_mn_major else "")
     regs = n // 2
     dregs = "{" + ", ".join(f"%{k}" for k in range(regs)) + "}"
     outs = ", ".join(f'"+f"(d[{k}])' for k in range(regs))
-    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{el}.{el} "
-           f"{dregs}, %{regs}, %{regs + 1}, p, 1, 1, 0, {int(b_mn_major)}; }}")
+    trans = "" if k == 32 else f", 0, {int(b_mn_major)}"
+    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{el}.{el} "
+           f"{dregs}, %{regs}, %{regs + 1}, p, 1, 1{trans}; }}")
     body = f'asm volatile("{ptx}"\n               : {outs}\n               : "l"(a), "l"(b), "r"(1));'
     return name, f"{DEVICE} void {name}(float* d, unsigned long long a, unsigned long long b) {{\n  {body}\n}}"
 
@@ -409,14 +415,18 @@ class HopperOps:
         a, b = op.descriptor_a.type.tensor, op.descriptor_b.type.tensor
         m, n = op.matrix_c.type.fragmented.shape
         el = a.element_type.name
-        if op.transpose_a or el not in ("f16", "bf16") or b.element_type != a.element_type:
-            raise self.error(op, "only f16/bf16 operands with a K-major A (without transposeA) are supported yet")
-        span = a.shape[1] * 2
+        if op.transpose_a or el not in WGMMA_TYPES or b.element_type != a.element_type:
+            raise self.error(op, "only f16/bf16/f8E4M3FN/f8E5M2 operands with a K-major A (without transposeA) are "
+                                 "supported yet")
+        ptx_type, k_per = WGMMA_TYPES[el]
+        if k_per == 32 and not op.transpose_b:
+            raise self.error(op, f"{el} operands are read K-major only: B must be N x K (transposeB)")
+        span = a.shape[1] * (a.element_type.width // 8)
         b_k = b.shape[1] if op.transpose_b else b.shape[0]
         if span not in SWIZZLE_MODE or b_k != a.shape[1]:
             raise self.error(op, f"A {a} and B {b} must share K, one swizzle span (not supported yet)")
-        # per k16 step: a K-major tile moves 32 bytes along its rows (+2 in the address field), an MN-major
-        # B 16 rows of column chunks (16 * span bytes)
+        # per k step (32 bytes of a row: k16, or k32 of 8-bit floats): a K-major tile moves 32 bytes along its
+        # rows (+2 in the address field), an MN-major B 16 rows of column chunks (16 * span bytes)
         b_step = 2 if op.transpose_b else 16 * span // 16
         c, res = op.matrix_c, op.results[0]
         if self._in_place(op, c):
@@ -425,10 +435,10 @@ class HopperOps:
             self.define(res, self.val(c), self.ctype(res.type))
         acc = self.aliases.get(res, res)
         regs, parts = n // 2, m // WGMMA_M
-        mma = self.helper(wgmma_helper(n, el, not op.transpose_b))
+        mma = self.helper(wgmma_helper(n, ptx_type, not op.transpose_b))
         self.emit(f"{self.helper(accumulator_fence_helper(regs * parts))}({self.val(acc)}.v);")
         self.emit('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
-        for k in range(a.shape[1] // WGMMA_K):
+        for k in range(a.shape[1] // k_per):
             for p in range(parts):  # + 32 bytes per k step, + 64 rows per part (address field: bytes >> 4)
                 d = _plus(f"{self.val(acc)}.v", p * regs)
                 da = _plus(self.val(op.descriptor_a), p * WGMMA_M * span // 16 + 2 * k)

@@ -28,10 +28,10 @@ from .errors import EmitError
 from .helpers import helper_key
 from .lines import Line
 from .names import Namer
-from .types import UnsupportedType, index_literal, int_literal, reg_type, storage_type
+from .types import EIGHT_BIT, UnsupportedType, index_literal, int_literal, reg_type, storage_type
 from .vector import Lane
 
-HEADERS = {"f16": "cuda_fp16.h", "bf16": "cuda_bf16.h"}
+HEADERS = {"f16": "cuda_fp16.h", "bf16": "cuda_bf16.h", "f8E4M3FN": "cuda_fp8.h", "f8E5M2": "cuda_fp8.h"}
 
 
 @dataclass
@@ -256,6 +256,9 @@ class KernelPrinter:
         ref = self.access(op)
         name = getattr(el, "name", None)
         expr = {"f16": f"__half2float({ref})", "bf16": f"__bfloat162float({ref})"}.get(name, ref)
+        if name in EIGHT_BIT:
+            self.need(f"from_{name}")
+            expr = f"air_from_{name}({ref})"
         self.define(op.results[0], expr)
 
     def store(self, op: Operation) -> None:
@@ -264,6 +267,9 @@ class KernelPrinter:
         value = self.val(op.value)
         name = getattr(el, "name", None)
         value = {"f16": f"__float2half_rn({value})", "bf16": f"__float2bfloat16_rn({value})"}.get(name, value)
+        if name in EIGHT_BIT:
+            self.need(f"to_{name}")
+            value = f"air_to_{name}({value})"
         self.emit(f"{self.access(op)} = {value};")
 
     op_affine_load = op_memref_load = load

@@ -92,7 +92,7 @@ def _translation_unit(kernels: list[str], helpers: set[str], headers: set[str]) 
     includes = headers | {INCLUDES[k] for k in helpers if k in INCLUDES}
     parts = ["// CUDA C printed by codegen.cuda from affine IR."]
     if includes:
-        order = ("cuda_fp16.h", "cuda_bf16.h", "mma.h")
+        order = ("cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h")
         parts.append("\n".join(f"#include <{h}>" for h in sorted(includes, key=order.index)))
     if helper_text:
         parts.append(helper_text)

@@ -27,7 +27,7 @@ from affine_ir.core import Operation
 from affine_ir.dialects.arith import ExtfOp
 from affine_ir.types import FloatType, IndexType
 
-from .types import float_literal, float_name, int_width, reg_type, unsigned_type
+from .types import EIGHT_BIT, float_literal, float_name, int_width, reg_type, unsigned_type
 
 _PLAIN = {"addi": "+", "subi": "-", "muli": "*", "andi": "&", "ori": "|", "xori": "^"}
 _BOOL = {"addi": "{a} != {b}", "subi": "{a} != {b}", "xori": "{a} != {b}", "muli": "{a} && {b}",
@@ -50,7 +50,9 @@ _INT_TO_16 = {("f16", 32): "__int2half_rn", ("f16", 64): "__ll2half_rn", ("bf16"
               ("bf16", 64): "__ll2bfloat16_rn"}
 _UINT_TO_16 = {("f16", 32): "__uint2half_rn", ("f16", 64): "__ull2half_rn", ("bf16", 32): "__uint2bfloat16_rn",
                ("bf16", 64): "__ull2bfloat16_rn"}
-_BITS = {"f16": ("__half_as_short(__float2half_rn({x}))", "__half2float(__short_as_half({x}))"),
+_BITS = {**{fmt: (f"(signed char)air_to_{fmt}({{x}})", f"air_from_{fmt}((__nv_fp8_storage_t){{x}})")
+            for fmt in EIGHT_BIT},
+         "f16": ("__half_as_short(__float2half_rn({x}))", "__half2float(__short_as_half({x}))"),
          "bf16": ("__bfloat16_as_short(__float2bfloat16_rn({x}))", "__bfloat162float(__short_as_bfloat16({x}))"),
          "f32": ("__float_as_int({x})", "__int_as_float({x})"),
          "f64": ("__double_as_longlong({x})", "__longlong_as_double({x})")}
@@ -97,7 +99,7 @@ class ScalarOps:
     # -- helpers -------------------------------------------------------------------------------
     def round16(self, text: str, fmt: str | None) -> str:
         """``text`` (an f32 value) rounded to the 16-bit format ``fmt``; unchanged otherwise."""
-        if fmt in ("f16", "bf16"):
+        if fmt in ("f16", "bf16", *EIGHT_BIT):
             self.need(f"round_{fmt}")
             self.use_type(fmt)
             return f"air_round_{fmt}({text})"
@@ -259,6 +261,9 @@ class ScalarOps:
             self.define(r, f"{a} ? {one} : {float_literal(0.0, fmt)}")
             return
         src = f"({unsigned_type(x.type)}){a}" if unsigned else a
+        if fmt in EIGHT_BIT:  # through double: exact below 2**53, and what lies beyond overflows both formats
+            self.define(r, self.from_double(f"(double){src}", fmt))
+            return
         if fmt in ("f32", "f64") or w <= 16:  # exact in float below 2**24: one rounding after
             expr = self.round16(f"({ft}){src}", fmt)
         else:
@@ -313,6 +318,10 @@ class ScalarOps:
         fs, fd = float_name(x.type), float_name(r.type)
         for fmt in (fs, fd):
             self.use_type(fmt)
+        if fs in EIGHT_BIT:
+            self.need(f"to_{fs}")
+        if fd in EIGHT_BIT:
+            self.need(f"from_{fd}")
         bits = _BITS[fs][0].format(x=a) if fs else a
         if fd:
             expr = _BITS[fd][1].format(x=bits)

@@ -2,9 +2,10 @@
 
 Register (SSA value) types: ``index`` is ``long long``, ``i1`` ``bool``, i8/i16/i32/i64 the signed
 C types (each arith op reads the bits as signed or unsigned as it defines), f32 ``float``, f64
-``double``, and **f16/bf16 values are held in a ``float``** that is exactly a value of the 16-bit
-type (every op rounds its f32 result back, as the interpreter does). Storage (memref element)
-types: the same, except f16 ``__half`` and bf16 ``__nv_bfloat16`` (``cuda_fp16.h``/``cuda_bf16.h``).
+``double``, and **f16/bf16/f8E4M3FN/f8E5M2 values are held in a ``float``** that is exactly a value
+of the narrow type (every op rounds its f32 result back, as the interpreter does). Storage (memref
+element) types: the same, except f16 ``__half``, bf16 ``__nv_bfloat16`` (``cuda_fp16.h``/``cuda_bf16.h``)
+and the 8-bit floats their bit patterns, ``__nv_fp8_storage_t`` (``cuda_fp8.h``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,13 @@ from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type
 
 INT_TYPES = {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}
 UINT_TYPES = {1: "bool", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
-FLOAT_REG = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
-FLOAT_STORAGE = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double"}
+FLOAT_REG = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double", "f8E4M3FN": "float",
+             "f8E5M2": "float"}
+FLOAT_STORAGE = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
+                 "f8E4M3FN": "__nv_fp8_storage_t", "f8E5M2": "__nv_fp8_storage_t"}
+#: The 8-bit float formats: held in a ``float`` like f16/bf16, stored as their bit patterns
+#: (``__nv_fp8_storage_t``, cuda_fp8.h), converted by the ``air_from_<t>``/``air_to_<t>`` helpers.
+EIGHT_BIT = ("f8E4M3FN", "f8E5M2")
 SIXTEEN_BIT = ("f16", "bf16")
 
 

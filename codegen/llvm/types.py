@@ -51,6 +51,9 @@ def _scalar_reg(t: Type) -> ir.Type:
     if isinstance(t, IntegerType):
         return ir.IntType(t.width)
     if isinstance(t, FloatType):
+        if t.width == 8:
+            raise UnsupportedType(f"type {t}: 8-bit floats are not supported by the CPU backend yet (the "
+                                  f"interpreter and the CUDA backend run them)")
         return F64 if t.name == "f64" else F32
     raise UnsupportedType(f"type {t} has no CPU representation")
 

@@ -108,6 +108,7 @@ from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_fragments import Fragments
 from .map_mma_plan import (
+    WGMMA_ONLY,
     MmaPlan,
     MmaTiles,
     choose_mma_split,
@@ -473,6 +474,9 @@ class GpuMapMma(Pass):
                 launch, wgmma_note = self._wgmma(plan, gpu, host, ctx)
                 if launch is not None:
                     continue
+            if not isinstance(plan, str) and str(plan.kind.input) in WGMMA_ONLY:
+                plan = f"{plan.kind.input} operands go to the matrix units only through warpgroup MMA " \
+                       f"(wgmma=true on an sm_90 target){wgmma_note or ''}"
             tiles = self._tiles(plan, gpu) if not isinstance(plan, str) else plan
             if isinstance(tiles, str):
                 ctx.note(nest, f"left for gpu-schedule (SIMT): contraction {c.describe()}: {tiles}")
@@ -493,8 +497,8 @@ class GpuMapMma(Pass):
         """Map ``plan`` onto warpgroup MMA when it qualifies: (the launch, "") or (None, why not, for the
         trace of the ``mma.sync`` mapping)."""
         wp = plan_wgmma(plan, gpu)
-        tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major) \
-            if not isinstance(wp, str) else wp
+        tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major,
+                                   plan.kind.bytes) if not isinstance(wp, str) else wp
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
         c = plan.c

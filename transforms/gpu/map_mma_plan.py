@@ -75,11 +75,14 @@ REGISTER_OVERHEAD = 64
 #: Warps per multiprocessor that keep its matrix units busy (two per scheduler).
 LATENCY_WARPS = 8
 #: The target's tensor-rate key of each input type.
-TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "i8": "int8"}
+TENSOR_RATE = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "i8": "int8", "f8E4M3FN": "fp8", "f8E5M2": "fp8"}
 #: The sum's type of each input type's default accumulation (the nest's sum must have it).
-SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32}
+SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32, "f8E4M3FN": f32, "f8E5M2": f32}
 #: The k of each input type's ``mma.sync m16n8k{k}`` (16 bytes of a row: 8 f16, 4 tf32, 16 s8, times 2).
-MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32}
+MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32, "f8E4M3FN": 32, "f8E5M2": 32}
+#: Input types only the warpgroup-MMA mapping (sm_90a) takes: the ``mma.sync`` kernels have no 8-bit
+#: float fragments yet.
+WGMMA_ONLY = ("f8E4M3FN", "f8E5M2")
 
 
 def padded_rows(rows: int, cols: int, unit: int, threads: int) -> int:
@@ -368,7 +371,8 @@ def _strides(leaves: list[Value], address: AffineExpr) -> dict[Value, int]:
 def _type_reason(t: Type) -> str:
     if isinstance(t, FloatType) and t.name == "f32":
         return "f32 operands would be rounded to TF32 by the matrix units (allow-tf32 is off)"
-    return f"{t} has no matrix-unit support here (f16/bf16 inputs with f32 sums, tf32, i8 with i32 sums)"
+    return f"{t} has no matrix-unit support here (f16/bf16/f8E4M3FN/f8E5M2 inputs with f32 sums, tf32, i8 with " \
+           f"i32 sums)"
 
 
 def contiguous_chain(loops: list[AffineForOp], strides: dict[Value, int], trips: dict[AffineForOp, int],

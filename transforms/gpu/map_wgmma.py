@@ -37,7 +37,7 @@ a K-term f32 sum, as on the ``mma.sync`` path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
@@ -69,6 +69,8 @@ from affine_ir.types import (
     WarpgroupAccumulatorType,
     WarpgroupDescriptorType,
     bf16,
+    f8E4M3FN,
+    f8E5M2,
     f16,
     f32,
     i8,
@@ -86,8 +88,16 @@ from .schedule_gpu import add_partial_sums
 __all__ = ["WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
 
 WARPGROUP = 128
-BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements
+BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements (128 of 8-bit ones: :func:`k_step`)
 ROW_BYTES = 128
+#: The operand types, and those read K-major only (8-bit floats: wgmma has no transposed form for them).
+WGMMA_TYPES = (f16, bf16, f8E4M3FN, f8E5M2)
+EIGHT_BIT = (f8E4M3FN, f8E5M2)
+
+
+def k_step(element_bytes: int = 2) -> int:
+    """The k step of one ring stage: one 128-byte swizzled row of the operands' elements."""
+    return ROW_BYTES // element_bytes
 #: Registers per thread after ``setmaxregister``: the producer's few, the consumers' many (the
 #: block's 384 threads stay within the 64 K registers of a multiprocessor).
 PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
@@ -103,13 +113,19 @@ def _d(k: int) -> AffineExpr:
 @dataclass(frozen=True)
 class WgmmaTiles:
     """Block tile ``BM x BN`` (``consumers`` warpgroups of ``BM / consumers`` rows each, a multiple of 64),
-    k step 64, a ring of ``stages``, k in ``splits`` slices (split-K: grid z)."""
+    k step one 128-byte row of the operands' ``element_bytes``-byte elements (64 or 128), a ring of
+    ``stages``, k in ``splits`` slices (split-K: grid z)."""
 
     BM: int = 128
     BN: int = 256
     consumers: int = 2
     stages: int = 4
     splits: int = 1
+    element_bytes: int = 2
+
+    @property
+    def BK(self) -> int:
+        return k_step(self.element_bytes)
 
     @property
     def rows(self) -> int:
@@ -150,7 +166,7 @@ class WgmmaTiles:
     def describe(self) -> str:
         split = f", k split in {self.splits} slices (partial sums added in slice order by a second launch)" \
             if self.splits > 1 else ""
-        return (f"block tile {self.BM}x{self.BN}, k step {BK}, {self.consumers} consumer warpgroup"
+        return (f"block tile {self.BM}x{self.BN}, k step {self.BK}, {self.consumers} consumer warpgroup"
                 f"{'s' if self.consumers > 1 else ''} of m{self.rows}n{self.BN} and a producer, {self.stages} stages"
                 f"{split}")
 
@@ -190,7 +206,7 @@ def _operand(op, c) -> tuple[Value, bool] | str:
     if tuple(ld.indices) != want or any(c.lows.get(lp, 0) for lp in (*c.batch, *side_loops, *c.red_loops)):
         return f"{what} is not indexed by ({'the batch, ' if c.batch else ''}" \
                f"{'k, its column' if mn_major else 'its row/column, k'}) from 0"
-    if (t.shape[-1] * 2) % 16:
+    if (t.shape[-1] * (t.element_type.width // 8)) % 16:
         return f"{what}: rows of {t.shape[-1]} elements are not a multiple of 16 bytes (TMA's strides)"
     return ld.memref, mn_major
 
@@ -200,10 +216,17 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
     if gpu.compute_capability < (9, 0):
         return f"{gpu.name} has no warpgroup MMA (sm_90a)"
     c = plan.c
-    if plan.kind.input not in (f16, bf16) or plan.kind.acc != f32:
-        return f"warpgroup MMA is built for f16/bf16 operands with f32 sums, not {plan.kind.describe()}"
+    if plan.kind.input not in WGMMA_TYPES or plan.kind.acc != f32:
+        return f"warpgroup MMA is built for f16/bf16/f8E4M3FN/f8E5M2 operands with f32 sums, not " \
+               f"{plan.kind.describe()}"
     if len(c.batch) > 1:
         return "contractions with more than one batch loop are not mapped to warpgroup MMA yet"
+    if plan.kind.input in EIGHT_BIT:
+        k_iv = c.red_loops[0].induction_var if len(c.red_loops) == 1 else None
+        for op in plan.operands():
+            if not op.load.indices or op.load.indices[-1] is not k_iv:
+                return f"{plan.kind.input} operands are read K-major only (wgmma has no transposed 8-bit form): " \
+                       f"{op.side} is not indexed by k last"
     a, b = (_operand(op, c) for op in plan.operands())
     for x in (a, b):
         if isinstance(x, str):
@@ -229,13 +252,14 @@ def estimate_wgmma_seconds(sizes: tuple[int, int, int, int], tiles: WgmmaTiles, 
     less than two, plus a fixed time per block; at least the time to read both operands and write the
     output once at the DRAM bandwidth; a split adds a launch and its f32 slices written and read back."""
     b, m, n, k = sizes
-    steps = slice_steps(k, BK, tiles.splits)
+    steps = slice_steps(k, tiles.BK, tiles.splits)
     blocks = b * -(-m // tiles.BM) * -(-n // tiles.BN) * tiles.splits
     waves = -(-blocks // gpu.sm_count)
     reuse = min(1.0, (tiles.BM * tiles.BN / (tiles.BM + tiles.BN)) / (128 * 256 / 384))
-    rate = gpu.tensor_flops["fp16"] / gpu.sm_count * PEAK_SHARE * reuse * (1.0 if tiles.consumers > 1 else 0.85)
-    compute = waves * (2 * tiles.BM * tiles.BN * steps * BK / rate + BLOCK_OVERHEAD_S)
-    memory = (b * (m * k + n * k) * 2 + b * m * n * 4) / gpu.dram_bandwidth
+    rate = gpu.tensor_flops["fp8" if tiles.element_bytes == 1 else "fp16"] / gpu.sm_count * PEAK_SHARE * reuse * \
+        (1.0 if tiles.consumers > 1 else 0.85)
+    compute = waves * (2 * tiles.BM * tiles.BN * steps * tiles.BK / rate + BLOCK_OVERHEAD_S)
+    memory = (b * (m * k + n * k) * tiles.element_bytes + b * m * n * 4) / gpu.dram_bandwidth
     seconds = max(compute, memory)
     if tiles.splits > 1:
         seconds += gpu.schedule_model.launch_s + 2 * 4 * b * m * n * tiles.splits / gpu.dram_bandwidth
@@ -243,15 +267,17 @@ def estimate_wgmma_seconds(sizes: tuple[int, int, int, int], tiles: WgmmaTiles, 
 
 
 def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages: int = 0,
-                       forced: tuple[int, ...] = (), splits: int = 0, b_mn_major: bool = False) -> WgmmaTiles | str:
+                       forced: tuple[int, ...] = (), splits: int = 0, b_mn_major: bool = False,
+                       element_bytes: int = 2) -> WgmmaTiles | str:
     """The tiles for a ``batch x M x N x K`` contraction: ``forced`` = (BM, BN, consumers) if given, else the
     candidate of :data:`TILE_CANDIDATES` (columns narrowed to ``N`` rounded up to 8 when ``N`` is smaller)
     and the split of k (``splits``: 0 chosen from :data:`SPLITS`, slices of at least 4 k steps; 1 off)
     with the least :func:`estimate_wgmma_seconds` (ties: the earlier candidate, fewer slices); as many
     stages (at most 4) as the shared memory per block holds and the slices' k steps use. An MN-major B
-    (``b_mn_major``) takes whole 64-column chunks: ``N`` rounded up to 64."""
+    (``b_mn_major``) takes whole 64-column chunks: ``N`` rounded up to 64. ``element_bytes``: the
+    operands' (2, or 1 for 8-bit floats: k steps of 128)."""
     _, _, n, k = sizes
-    steps = -(-k // BK)
+    steps = -(-k // k_step(element_bytes))
     candidates = [forced] if forced else TILE_CANDIDATES
     split_options = [splits] if splits else [s for s in SPLITS if s == 1 or -(-steps // s) >= 4]
     best, why = None, "no tile fits"
@@ -262,7 +288,8 @@ def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages:
             why = f"an MN-major B takes whole 64-column chunks, not {bn} columns"
             continue
         for split in split_options:
-            tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split), gpu, stages, -(-steps // split))
+            tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split, element_bytes), gpu, stages,
+                                 -(-steps // split))
             bad = tiles.invalid() or _too_big(tiles, gpu)
             if bad:
                 why = bad
@@ -277,7 +304,7 @@ def _with_stages(t: WgmmaTiles, gpu: GPUTarget, stages: int, steps: int) -> Wgmm
     s = stages or min(MAX_STAGES, max(2, steps))
     while s > 2 and max(s * t.stage_bytes, t.epilogue_bytes) > gpu.shared_memory_per_block_optin - 1024:
         s -= 1
-    return WgmmaTiles(t.BM, t.BN, t.consumers, s, t.splits)
+    return replace(t, stages=s)
 
 
 def _too_big(t: WgmmaTiles, gpu: GPUTarget) -> str | None:
@@ -294,14 +321,15 @@ class _Kernel:
         self.plan, self.t, self.host, self.gpu = plan, tiles, host, gpu
         self.c = plan.mma.c
         self.loc = self.c.nest.location
-        self.steps = slice_steps(self.c.sizes[3], BK, tiles.splits)  # k steps per slice
+        self.bk = tiles.BK
+        self.steps = slice_steps(self.c.sizes[3], self.bk, tiles.splits)  # k steps per slice
         self.el = plan.mma.kind.input
         self.workspace = None
 
     # -- host -----------------------------------------------------------------------------------------
     def _box(self, rows: int) -> tuple[int, ...]:
         """A TMA box of ``rows x 64`` (``1 x rows x 64`` when batched)."""
-        return (1, rows, BK) if self.plan.batched else (rows, BK)
+        return (1, rows, self.bk) if self.plan.batched else (rows, self.bk)
 
     def _descriptor(self, operand: Value, rows: int) -> Value:
         """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64``."""
@@ -322,7 +350,7 @@ class _Kernel:
         c, t, host = self.c, self.t, self.host
         batch, m, n, _ = c.sizes
         self.da = self._descriptor(self.plan.a, t.BM)
-        self.db = self._descriptor(self.plan.b, BK if self.plan.b_mn_major else t.BN)  # K x 64 chunks
+        self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.BN)  # K x 64 chunks
         cols, rows = -(-n // t.BN), -(-m // t.BM)
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
             shape = (t.splits, *(c.trips[lp] for lp in c.band))
@@ -394,7 +422,7 @@ class _Kernel:
         body.add(MBarrierTryWaitParityOp(self.empty, s, self._parity(body, _d(0).floordiv(t.stages) + 1, kt), ticks,
                                          location=self.loc))
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
-        k0 = body.apply((_d(0) + _d(1) * self.steps) * BK, [kt, self.slice], "k0")
+        k0 = body.apply((_d(0) + _d(1) * self.steps) * self.bk, [kt, self.slice], "k0")
         outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
         a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
         body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
@@ -403,10 +431,10 @@ class _Kernel:
                            "b_tile")
             body.add(TmaAsyncLoadOp(self.db, [k0, self.col0, *outer], self.full, s, b, location=self.loc))
             return
-        for chunk in range(t.BN // BK):  # B given K x N: 64-column chunks of 64 k rows, one after the other
-            at = _d(0) * t.stage_bytes + t.a_bytes + chunk * BK * ROW_BYTES
-            b = self._view(body, at, [s], memref(self._box(BK), self.el, WORKGROUP), f"b_chunk{chunk}")
-            col = body.apply(_d(0) + chunk * BK, [self.col0], f"col{chunk}") if chunk else self.col0
+        for chunk in range(t.BN // self.bk):  # B given K x N: 64-column chunks of 64 k rows, one after the other
+            at = _d(0) * t.stage_bytes + t.a_bytes + chunk * self.bk * ROW_BYTES
+            b = self._view(body, at, [s], memref(self._box(self.bk), self.el, WORKGROUP), f"b_chunk{chunk}")
+            col = body.apply(_d(0) + chunk * self.bk, [self.col0], f"col{chunk}") if chunk else self.col0
             body.add(TmaAsyncLoadOp(self.db, [col, k0, *outer], self.full, s, b, location=self.loc))
 
     def _consumer(self, at: _At) -> None:
@@ -424,8 +452,8 @@ class _Kernel:
         s = body.apply(_d(0) % t.stages, [kt], "stage")
         body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, _d(0).floordiv(t.stages), kt),
                                          self._c(WAIT_TICKS), location=self.loc))
-        a_t = memref((t.rows, BK), self.el, WORKGROUP)
-        b_t = memref((BK, t.BN) if self.plan.b_mn_major else (t.BN, BK), self.el, WORKGROUP)
+        a_t = memref((t.rows, self.bk), self.el, WORKGROUP)
+        b_t = memref((self.bk, t.BN) if self.plan.b_mn_major else (t.BN, self.bk), self.el, WORKGROUP)
         a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
         b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], b_t, "b_tile")
         da = body.add(WarpgroupGenerateDescriptorOp(a, self.da, WarpgroupDescriptorType(a_t), location=self.loc,
