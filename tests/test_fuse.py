@@ -700,3 +700,63 @@ def test_a_slice_may_cut_a_loop_whose_carried_value_reaches_nothing_it_keeps():
     assert analysis.compute_slice(src, dst, 2).is_valid
     out = run_pipeline("affine-loop-fusion", m)
     assert_equivalent(m, out, int_args(m, symbol=5))
+
+
+CHAINED_MATMULS = """func.func @f(%A: memref<8x16xf32>, %B: memref<16x8xf32>, %D: memref<8x4xf32>,
+                 %E: memref<8x4xf32>) {
+  %C = memref.alloc() : memref<8x8xf32>
+  %z = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      affine.store %z, %C[%i, %j] : memref<8x8xf32>
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      affine.for %k = 0 to 16 {
+        %a = affine.load %A[%i, %k] : memref<8x16xf32>
+        %b = affine.load %B[%k, %j] : memref<16x8xf32>
+        %p = arith.mulf %a, %b : f32
+        %c = affine.load %C[%i, %j] : memref<8x8xf32>
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<8x8xf32>
+      }
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 4 {
+      affine.store %z, %E[%i, %j] : memref<8x4xf32>
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 4 {
+      affine.for %k = 0 to 8 {
+        %c = affine.load %C[%i, %k] : memref<8x8xf32>
+        %d = affine.load %D[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %c, %d : f32
+        %e = affine.load %E[%i, %j] : memref<8x4xf32>
+        %s = arith.addf %e, %p : f32
+        affine.store %s, %E[%i, %j] : memref<8x4xf32>
+      }
+    }
+  }
+  memref.dealloc %C : memref<8x8xf32>
+  return
+}"""
+
+
+def test_separate_reductions_fuses_inits_but_keeps_contractions_apart():
+    """Two chained matmuls: by default the first (with its init) is fused into the second at depth 1 (one
+    nest, no contraction left for the matrix units); with ``separate-reductions`` each init goes into its
+    contraction and the two contractions stay two nests, the refusal naming both reductions."""
+    m = air.parse(CHAINED_MATMULS)
+    rng = np.random.default_rng(0)
+    args = [rng.integers(-3, 4, s).astype(np.float32) for s in ((8, 16), (16, 8), (8, 4), (8, 4))]
+    for options, nests in (("", 1), ("{separate-reductions=true}", 2)):
+        out = assert_preserves_semantics("affine-loop-fusion" + options, m, args)
+        assert len([op for op in out.functions[0].body.ops if op.name == "affine.for"]) == nests, str(out)
+    pm = PassManager.parse("affine-loop-fusion{separate-reductions=true}")
+    pm.run(m)
+    refusals = [d.message for d in pm.trace.decisions if d.kind == "refused"]
+    assert any("both nests hold a reduction (%k and %k)" in r and "separate-reductions" in r for r in refusals), \
+        refusals

@@ -390,17 +390,27 @@ def test_training_mode_gradients_equal_eager():
     assert torch_backend.explain()["unsupported"].get("aten.threshold_backward.default") == 1
 
 
-def test_for_the_gpu_the_graph_is_compiled_unfused_with_its_linear_layers_on_the_matrix_units(tmp_path, monkeypatch):
+def test_for_the_gpu_the_graph_is_fused_with_its_linear_layers_apart_on_the_matrix_units(tmp_path, monkeypatch):
     """No GPU needed: NVRTC compiles the CUDA C. A GPT-2 block in f16: the 4 linear layers go to
-    ``gpu-map-mma`` (fused across ops, they would be two 2-thread kernels)."""
+    ``gpu-map-mma`` (fusing them into each other would leave two 2-thread kernels: fusion keeps the
+    reductions apart), their point-wise neighbours fused in: 12 kernels (29 unfused); on the
+    interpreter's launch emulation the mapped function computes the block's bits."""
     pytest.importorskip("cuda.bindings", reason="the CUDA extra (NVRTC) is not installed")
+    from affine_ir.testing import library_inputs
+    from affine_ir.testing import run as interpret
+
     monkeypatch.setenv("AFFINE_IR_CACHE", str(tmp_path))  # the passes run (a cache hit has no trace)
     torch.manual_seed(0)
     gm = aten_graph(GPT2Block(64, 4).half().eval(), torch.randn(2, 8, 64).half())
     run = torch_backend.compile_fx(gm, [], target="cuda")
     applied = [str(d) for t in run.exe.trace for d in t.decisions if str(d).startswith("gpu-map-mma: applied")]
     assert len(applied) == 4, applied
-    assert len(run.exe.program.kernels) > 20
+    assert len(run.exe.program.kernels) <= 12
+    refused = [str(d) for t in run.exe.trace for d in t.decisions if "separate-reductions keeps them apart" in str(d)]
+    assert refused
+    args = library_inputs(run.imported.module, 0)
+    for want, got in zip(interpret(run.imported.module, args), interpret(run.exe.module, args), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 MIXED = (lambda ids, w, x: (torch.nn.functional.embedding(ids, w) * 2 + torch.where(x > 0, x, 0.5).half().float(),

@@ -39,7 +39,7 @@ import functools
 from dataclasses import dataclass
 
 import analysis
-from affine_ir import FuncOp, Operation, Value
+from affine_ir import AffineWriteOpInterface, FuncOp, Operation, Value
 from affine_ir.dialects.affine import AffineForOp
 from analysis import ComputationSlice, DependenceGraph, SliceError, SliceErrorKind
 
@@ -313,6 +313,34 @@ def _apply(func, src, dst, chosen: FusionCandidate, placement: str, memrefs: tup
             result.notes.append(p)
 
 
+def reduction_loop(nest: AffineForOp) -> AffineForOp | None:
+    """The first loop of ``nest`` (outermost first) around a store whose subscripts do not use the loop's IV
+    (every iteration stores to the same element: a reduction into memory, ``acc[i, j] += ...`` in ``k``),
+    or that carries iter_args; None when there is none. Structural: no dependence analysis."""
+    for loop in [nest, *(op for op in nest.walk() if isinstance(op, AffineForOp) and op is not nest)]:
+        if loop.iter_args:
+            return loop
+        iv = loop.induction_var
+        for op in loop.walk():
+            if isinstance(op, AffineWriteOpInterface) and not _uses(op.indices, iv):
+                return loop
+    return None
+
+
+def _uses(values, iv: Value) -> bool:
+    """Whether any of ``values`` is computed (through affine.apply and the like) from ``iv``."""
+    seen, work = set(), list(values)
+    while work:
+        v = work.pop()
+        if v is iv:
+            return True
+        owner = v.owner
+        if isinstance(owner, Operation) and owner not in seen and not owner.regions:
+            seen.add(owner)
+            work.extend(owner.operands)
+    return False
+
+
 # -- the pass --------------------------------------------------------------------------------------
 MODES = ("greedy", "producer", "sibling")
 
@@ -332,6 +360,9 @@ class LoopFusion(Pass):
     local_buf_threshold: int = option(0, "Threshold size (KiB) for promoting local buffers to fast memory space")
     maximal: bool = option(False, "Enables maximal loop fusion")
     mode: str = option("greedy", "fusion mode to attempt: greedy, producer or sibling")
+    separate_reductions: bool = option(False, "never fuse two nests that both hold a reduction loop (a loop whose "
+                                              "IV indexes no store inside it): each contraction stays a nest of its "
+                                              "own for the GPU mapping (not in MLIR)")
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -390,6 +421,7 @@ class _Fuser:
 
     def _fuse_pair(self, src: AffineForOp, dst: AffineForOp, graph: DependenceGraph) -> FusionResult:
         o = self.opts
+        self._check_reductions(src, dst)
         return fuse_loops(src, dst, compute_tolerance=o.compute_tolerance, maximal=o.maximal,
                           fast_mem_space=o.fast_mem_space, local_buf_threshold_bytes=o.local_buf_threshold * 1024,
                           graph=graph)
@@ -421,10 +453,23 @@ class _Fuser:
                 if e.kind != "RAR" or not isinstance(b.op, AffineForOp):
                     continue
                 key = ("sibling",) + self._key(graph, a.op, b.op)
-                fuse = functools.partial(fuse_siblings, a.op, b.op, graph=graph)
+                fuse = functools.partial(self._fuse_siblings, a.op, b.op, graph)
                 if self._attempt(key, a.op, b.op, fuse, sibling=True):
                     return True
         return False
+
+    def _fuse_siblings(self, a: AffineForOp, b: AffineForOp, graph: DependenceGraph) -> FusionResult:
+        self._check_reductions(a, b)
+        return fuse_siblings(a, b, graph=graph)
+
+    def _check_reductions(self, src: AffineForOp, dst: AffineForOp) -> None:
+        """With ``separate-reductions``: refuse the pair when both nests hold a reduction loop."""
+        if not self.opts.separate_reductions:
+            return
+        found = [reduction_loop(op) for op in (src, dst)]
+        if all(found):
+            raise refuse(src, dst, f"both nests hold a reduction ({loop_name(found[0])} and {loop_name(found[1])}) "
+                                   f"and separate-reductions keeps them apart", RefusalKind.UNPROFITABLE)
 
     def _fused(self, gone: Operation, kept: Operation, r: FusionResult) -> None:
         self.fused_pairs.add((gone, kept))
