@@ -40,17 +40,25 @@ from dataclasses import dataclass, field
 from affine_ir import FuncOp, ModuleOp, Operation, Value
 from affine_ir.traits import view_source
 from affine_ir.types import MemRefType
-from transforms.pipelines import GPU_PIPELINE
+from transforms.pipelines import GPU_PIPELINE, gpu_pipeline
 
 from .arg_checks import written_arguments
 from .entry import entry_function
 from .errors import CompileError, LaunchError
 from .launch_warnings import warn_sequential_launches
 
-__all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile"]
+__all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile", "default_pipeline"]
 
 DEFAULT_PIPELINE = GPU_PIPELINE
 DEFAULT_ARCH = "sm_90"
+
+
+def default_pipeline(arch: str) -> str:
+    """The pass pipeline :func:`compile` runs for ``arch`` when given none: :data:`DEFAULT_PIPELINE` (tiles
+    and limits of the H200) on sm_90 and newer, the A100's (``mma.sync`` tiles, nothing of sm_90) below: an
+    sm_80 GPU gets the ``mma.sync`` path."""
+    digits = "".join(ch for ch in arch if ch.isdigit())
+    return DEFAULT_PIPELINE if not digits or int(digits) >= 90 else gpu_pipeline(target="a100")
 
 
 def _default_arch() -> str:
@@ -64,7 +72,8 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
             fast_math: bool = True, trace_ir: bool = False) -> CudaExecutable:
     """Map, print and compile ``module`` (its entry function ``fn``) for ``arch`` (default: the
     GPU's own, else ``sm_90``; kernels using wgmma or setmaxnreg are compiled for ``sm_90a`` when it
-    is sm_90, a CompileError for any other). Works without a GPU. ``contract`` (default, as nvcc's
+    is sm_90, a CompileError for any other) with ``pipeline`` (default: :func:`default_pipeline` of
+    ``arch``). Works without a GPU. ``contract`` (default, as nvcc's
     ``-fmad=true``) lets NVRTC fuse multiplies and adds into FMAs (each within half an ulp of
     the separate operations; exact when they are, e.g. on small integer-valued data);
     ``contract=False`` rounds every product, as the interpreter. ``fast_math`` (default) computes
@@ -83,7 +92,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
     from . import nvrtc
 
     arch = arch or _default_arch()
-    pm = PassManager.parse(pipeline if pipeline is not None else DEFAULT_PIPELINE, capture_ir=trace_ir)
+    pm = PassManager.parse(pipeline if pipeline is not None else default_pipeline(arch), capture_ir=trace_ir)
     mapped = pm.run(module)
     func = entry_function(mapped, fn)
     try:  # checks the host functions too, and the target against what the kernels need (sm_90a for wgmma)

@@ -597,3 +597,18 @@ def test_gpu_gemm_loop_with_tma_store_matches_numpy_twice():
         c = np.full((128, 128), np.nan, np.float32)
         exe(a, b, c)
         assert np.array_equal(c, _reference(a, b)), f"call with seed {seed}"
+
+
+def test_an_sm80_gpu_gets_the_mma_sync_path_and_a_forced_wgmma_pipeline_a_clear_error():
+    """Without a pipeline, runtime.compile picks the one of the target arch: sm_80 gets the A100's
+    (mma.sync tiles, nothing of sm_90) and compiles; the wgmma pipeline asked for on sm_80 is a
+    CompileError naming sm_90a, never a crash."""
+    from runtime import cuda
+    from transforms.pipelines import gpu_pipeline
+
+    m = air.library.matmul(128, 128, 128, dtype="f16", transpose_b=True)
+    exe = cuda.compile(m, arch="sm_80")
+    assert exe.program.arch == "sm_80" and "wgmma" not in exe.source and "mma.sync" in exe.source
+    assert cuda.default_pipeline("sm_80") != cuda.default_pipeline("sm_90") == cuda.DEFAULT_PIPELINE
+    with pytest.raises(CompileError, match="sm_90a"):
+        cuda.compile(m, arch="sm_80", pipeline=gpu_pipeline(wgmma=True))

@@ -477,7 +477,7 @@ def test_not_a_producer_consumer_pair():
 
 # -- random programs --------------------------------------------------------------------------------
 PIPELINES = ("affine-loop-fusion", "affine-loop-fusion{maximal=true}", "affine-loop-fusion{mode=sibling}",
-             "affine-loop-fusion{compute-tolerance=5.0}")
+             "affine-loop-fusion{compute-tolerance=5.0}", "affine-loop-fusion{separate-reductions=true}")
 
 
 def test_random_programs_keep_their_meaning():
