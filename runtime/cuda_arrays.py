@@ -21,6 +21,7 @@ dim; :meth:`DeviceArgument.kernel_args` gives those ``(ctype, value)`` pairs for
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -103,7 +104,7 @@ def _kind(value) -> str:
 @dataclass
 class ArrayView:
     """What an array argument is: ``kind`` "numpy" (host: ``host`` set, ``ptr`` None) or
-    "cuda_array_interface"/"dlpack" (device: ``ptr`` its device address); ``keep`` holds what must
+    "torch"/"cuda_array_interface"/"dlpack" (device: ``ptr`` its device address); ``keep`` holds what must
     stay alive while ``ptr`` is used (a DLPack capsule); ``stream``: the producer's stream (CAI v3)."""
 
     kind: str
@@ -199,12 +200,38 @@ def _from_dlpack_device(value) -> ArrayView:
                      ptr=int(t.data or 0) + int(t.byte_offset), device_id=int(t.device.device_id), keep=capsule)
 
 
+#: PyTorch's dtypes by name, as numpy dtypes (names: :func:`numpy_float_dtype`, ml_dtypes).
+_TORCH_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,
+                 "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8, "bool": np.bool_,
+                 "bfloat16": "bf16", "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
+
+
+def _from_torch(value) -> ArrayView | None:
+    """A PyTorch CUDA tensor's view read from the tensor itself (its pointer, shape, dtype, contiguity:
+    C calls), or None for anything else (and for a tensor that requires gradients: the general path
+    refuses it with PyTorch's own error). ``__cuda_array_interface__`` builds the same facts in Python
+    (a dict, a numpy type string), which was most of a small graph's host time per call."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(value, torch.Tensor) or not value.is_cuda or value.requires_grad \
+            or value.is_sparse:
+        return None
+    name = _TORCH_DTYPES.get(str(value.dtype).removeprefix("torch."))
+    if name is None:
+        return None
+    dtype = numpy_float_dtype(name) if isinstance(name, str) else np.dtype(name)
+    return ArrayView("torch", tuple(value.shape), dtype, value.is_contiguous(), False,
+                     ptr=value.data_ptr() if value.numel() else 0, device_id=value.device.index, keep=value)
+
+
 def inspect_array(value) -> ArrayView:
     """What ``value`` is as an array (no device needed). Raises ``TypeError``/``ValueError`` (or the
     producer's error) for anything else; :func:`check_array` turns them into a LaunchError."""
     if isinstance(value, np.ndarray):
         return ArrayView("numpy", value.shape, value.dtype, value.flags.c_contiguous, not value.flags.writeable,
                          host=value)
+    view = _from_torch(value)
+    if view is not None:
+        return view
     problem = None
     if hasattr(type(value), "__cuda_array_interface__") or hasattr(value, "__cuda_array_interface__"):
         try:

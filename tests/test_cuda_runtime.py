@@ -802,3 +802,32 @@ def test_plan_keys_tell_floats_apart_by_their_bits():
 
     assert _exact(-0.0) != _exact(0.0)  # baked into the packed parameters: -0.0 must not replay 0.0's plan
     assert _exact(float("nan")) == _exact(float("nan")) and _exact(3) == 3
+
+
+def test_cpu_tensors_and_other_values_take_the_general_path():
+    torch = pytest.importorskip("torch")
+    from runtime.cuda_arrays import _from_torch, inspect_array
+
+    assert _from_torch(torch.zeros(3)) is None and _from_torch(np.zeros(3)) is None
+    assert inspect_array(torch.zeros(3)).kind == "numpy"  # a CPU tensor: DLPack to numpy, as before
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_torch_tensors_are_read_from_the_tensor_itself():
+    """A CUDA tensor's pointer, shape, dtype (bf16 and fp8 too) and contiguity come from the tensor (C
+    calls, not __cuda_array_interface__'s Python); a view is refused as before; one that requires
+    gradients takes the general path and PyTorch's error."""
+    torch = pytest.importorskip("torch")
+    from runtime.cuda_arrays import check_array, inspect_array
+
+    for dt, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16"), (torch.float8_e4m3fn, "float8_e4m3fn"),
+                     (torch.int64, "int64")):
+        t = torch.zeros(4, 6, device="cuda", dtype=dt)
+        v = inspect_array(t)
+        assert v.kind == "torch" and v.shape == (4, 6) and v.ptr == t.data_ptr() and str(v.dtype) == name
+        assert v.c_contiguous and v.device_id == t.device.index
+    with pytest.raises(LaunchError, match="contiguous"):
+        check_array(torch.zeros(4, 6, device="cuda").t(), memref((6, 4), f32), 0)
+    with pytest.raises(Exception, match="grad"):
+        inspect_array(torch.zeros(3, device="cuda", requires_grad=True))
