@@ -10,6 +10,8 @@ a stage back too early, or never waits, is caught.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -59,6 +61,9 @@ CASES = {
     # B given K x N (MN-major): 64-column chunks loaded by one TMA box each, wgmma with B transposed
     "f16 B K x N 64x128, k 128": lambda: L.matmul(64, 128, 128, dtype="f16"),
     "bf16 B K x N 150x136, k 200 (partial)": lambda: L.matmul(150, 136, 200, dtype="bf16"),
+    # A given K x M (MN-major, wgmma with transposeA): 64-row chunks of 64 k rows, as B's K x N chunks
+    "f16 A K x M 128x64, k 128": lambda: L.matmul(128, 64, 128, dtype="f16", transpose_a=True, transpose_b=True),
+    "bf16 A K x M, B K x N 152x136, k 200 (partial)": lambda: L.matmul(152, 136, 200, dtype="bf16", transpose_a=True),
     # batched: 3-D tensor maps (boxes of 1 x rows x 64), grid z over the batch
     "f16 batched 3x40x24, k 128": lambda: L.batch_matmul(3, 40, 24, 128, dtype="f16", transpose_b=True),
     "bf16 batched B K x N 2x30x128, k 64": lambda: L.batch_matmul(2, 30, 128, 64, dtype="bf16"),
@@ -67,14 +72,17 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_mapped_contractions_give_the_original_bits(name):
-    out, _ = check_same_bits(CASES[name]())
+    out, decision = check_same_bits(CASES[name]())
     mma = ops_of(out, WarpgroupMmaOp)
-    mn_major = "B K x N" in name
+    mn_major, a_mn_major = "B K x N" in name, "A K x M" in name
     assert len(mma) == 1 and mma[0].transpose_b != mn_major and mma[0].wait_group == 1
+    assert mma[0].transpose_a == a_mn_major
     assert len(ops_of(out, MBarrierTryWaitParityOp)) == 2
     b_tile = mma[0].descriptor_b.type.tensor
     chunks = b_tile.shape[1] // 64 if mn_major else 1
-    assert len(ops_of(out, TmaAsyncLoadOp)) == 1 + chunks
+    block_rows = int(re.search(r"block tile (\d+)x", decision.message).group(1))
+    a_loads = block_rows // 64 if a_mn_major else 1  # an MN-major A: one 64-row chunk of 64 k rows per load
+    assert len(ops_of(out, TmaAsyncLoadOp)) == a_loads + chunks
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
@@ -109,11 +117,11 @@ def test_small_m_is_split_on_narrow_tiles():
     assert t.splits > 1 and t.BM == 64 and t.BM * t.BN < 128 * 256
 
 
-def test_an_a_given_k_x_m_stays_on_mma_sync_with_the_reason():
-    out, decisions = map_wgmma(L.matmul(64, 64, 64, dtype="f16", transpose_a=True))
+def test_an_a_given_k_x_m_with_rows_not_16_byte_strided_stays_on_mma_sync_with_the_reason():
+    """A given K x M with M = 60: TMA's global strides are multiples of 16 bytes (120 bytes are not)."""
+    out, decisions = map_wgmma(L.matmul(60, 64, 64, dtype="f16", transpose_a=True))
     assert [d.kind for d in decisions] == ["applied"]
     assert "on the matrix units" in decisions[0].message and "not on warpgroup MMA" in decisions[0].message
-    assert "an A strided along k" in decisions[0].message
     assert not ops_of(out, WarpgroupMmaOp)
 
 
@@ -183,3 +191,40 @@ def test_a_wait_on_a_phase_that_never_completes_is_a_deadlock():
     assert text != str(out)
     with pytest.raises(InterpretError, match="deadlock"):
         run(air.parse(text), library_inputs(m, 0))
+
+
+def test_an_a_given_k_x_m_prints_imm_trans_a_and_compiles_for_sm_90a():
+    from codegen.cuda import emit
+
+    out, _ = map_wgmma(L.matmul(256, 128, 256, dtype="f16", transpose_a=True, transpose_b=True))
+    src = emit(out, arch="sm_90a").source
+    assert "_f32_f16_amn(float* d" in src and "p, 1, 1, 1, 0; }" in src  # imm-trans-a 1, B K-major
+    assert "desc_a + 128" in src  # k step 1 of an MN-major A: 16 rows of 128 bytes (address field >> 4)
+    try:
+        from test_cuda_hopper import nvrtc_compile
+    except pytest.skip.Exception:
+        return
+    cubin, log = nvrtc_compile(src, "sm_90a")
+    assert cubin and log == ""
+
+
+@pytest.mark.gpu
+def test_gpu_an_a_given_k_x_m_matches_torch():
+    torch = pytest.importorskip("torch")
+    import runtime
+    from transforms.pipelines import gpu_pipeline
+
+    if not runtime.gpu_available() or not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    m, n, k = 320, 384, 448
+    for tb in (True, False):
+        exe = runtime.compile(L.matmul(m, n, k, dtype="f16", transpose_a=True, transpose_b=tb), target="cuda",
+                              pipeline=gpu_pipeline(wgmma=True))
+        assert "_amn" in exe.source
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        a = torch.randint(-3, 4, (k, m), device="cuda", generator=gen).half()
+        b = torch.randint(-3, 4, (n, k) if tb else (k, n), device="cuda", generator=gen).half()
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.half)
+        exe(a, b, c)
+        want = a.float().t() @ (b.float().t() if tb else b.float())
+        assert torch.equal(c, want.half())  # small integers: exact f32 sums, rounded once to f16 on both sides

@@ -1,7 +1,8 @@
 """Issue 19: random contractions through ``gpu-map-mma{wgmma=true}`` on the interpreter's launch emulation.
 
 30 programs per run (the suite's profile draws the same ones every run; ``HYPOTHESIS_PROFILE=explore``
-draws fresh ones): matmuls of f16 or bf16 operands (f32 sums) with B given ``N x K`` or ``K x N``,
+draws fresh ones): matmuls of f16 or bf16 operands (f32 sums) with A given ``M x K`` or ``K x M`` and B
+``N x K`` or ``K x N``,
 accumulating or not, batched or not, and scaled 8-bit float GEMMs (``f8E4M3FN``/``f8E5M2``, B ``N x K``, a
 bf16/f16/f32 output), at small odd and aligned sizes (K a multiple of 8: TMA's 16-byte strides), on
 tiles from the model or forced (one or two consumer warpgroups), 2 to 4 stages, k split or not.
@@ -33,14 +34,16 @@ def cases(draw):
                                  dtype, draw(st.sampled_from(["bf16", "f16", "f32"])))
         return module, _options(draw), draw(st.integers(0, 2**16))
     b_k_by_n = draw(st.booleans())  # B given K x N (MN-major): its rows a multiple of 8 elements too
-    m = draw(st.integers(2, 140))
+    a_k_by_m = draw(st.booleans())  # A given K x M (MN-major) likewise
+    m = draw(st.integers(1, 17)) * 8 if a_k_by_m else draw(st.integers(2, 140))
     n = draw(st.integers(1, 12)) * 8 if b_k_by_n else draw(st.integers(2, 72))
     k = draw(st.integers(1, 40)) * 8
     batch = draw(st.sampled_from([0, 0, 2, 3]))
     if batch:
-        module = L.batch_matmul(batch, m, n, k, dtype=dtype, transpose_b=not b_k_by_n)
+        module = L.batch_matmul(batch, m, n, k, dtype=dtype, transpose_a=a_k_by_m, transpose_b=not b_k_by_n)
     else:
-        module = L.matmul(m, n, k, dtype=dtype, transpose_b=not b_k_by_n, accumulate=draw(st.booleans()))
+        module = L.matmul(m, n, k, dtype=dtype, transpose_a=a_k_by_m, transpose_b=not b_k_by_n,
+                          accumulate=draw(st.booleans()))
     return module, _options(draw), draw(st.integers(0, 2**16))
 
 

@@ -330,7 +330,8 @@ REFUSALS = [
     ("%x = nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x64xf16>>", 7,
      "f32 accumulators only, for now (f16 is not supported yet)"),
     ("%r = nvgpu.warpgroup.mma %wa, %wb, %acc transposeA transposeB : !WA, !WB, !Acc -> !Acc", 7,
-     "'nvgpu.warpgroup.mma' op supports a K-major A only (M x K, without transposeA: not supported yet)"),
+     "'nvgpu.warpgroup.mma' op A (memref<128x64xf16, 3>, K x M) and B (memref<64x64xf16, 3>, N x K with transposeB) "
+     "differ in K: 128 and 64"),
     ("%r = nvgpu.warpgroup.mma %wa, %wa, %acc transposeB : !WA, !WA, !Acc -> !Acc", 7,
      "'nvgpu.warpgroup.mma' op the accumulator vector<128x64xf32> must be M x N = 128 x 128"),
     ("%x = nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x32xf32>>\n"

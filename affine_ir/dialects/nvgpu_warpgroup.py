@@ -221,28 +221,32 @@ class WarpgroupMmaOp(Operation):
             raise self.error(f"the result type {self.result.type} must be the accumulator's {self.matrix_c.type}")
         if self.wait_group < 0:
             raise self.error(f"waitGroup must be non-negative, got {self.wait_group}")
-        if self.transpose_a:
-            raise self.error("supports a K-major A only (M x K, without transposeA: not supported yet)")
         a, b = ta.tensor, tb.tensor
         el = a.element_type
         if el not in WGMMA_INPUTS or b.element_type != el:
             raise self.error(f"supports f16, bf16, f8E4M3FN or f8E5M2 inputs of one type only, got {a.element_type} "
                              f"and {b.element_type} (others are not supported yet)")
-        if el in K_MAJOR_ONLY and not self.transpose_b:
-            raise self.error(f"{el} operands are read K-major only: B must be N x K with transposeB, got {b}")
+        if el in K_MAJOR_ONLY and (self.transpose_a or not self.transpose_b):
+            raise self.error(f"{el} operands are read K-major only: A must be M x K without transposeA and B N x K "
+                             f"with transposeB, got {a} and {b}")
         span_elems = swizzle_bytes(SUPPORTED_SWIZZLE) // (element_size_in_bytes(el) or 1)
-        (m, k) = a.shape
+        (m, k) = a.shape[::-1] if self.transpose_a else a.shape
+        if self.transpose_a and m % span_elems:
+            raise self.error(f"an MN-major A ({a}, K x M with transposeA) needs M a multiple of {span_elems} (whole "
+                             f"128-byte column chunks), got {m}")
         (n, kb) = b.shape if self.transpose_b else b.shape[::-1]
         layout = "N x K with transposeB" if self.transpose_b else "K x N"
         if k != kb:
-            raise self.error(f"A ({a}, M x K) and B ({b}, {layout}) differ in K: {k} and {kb}")
+            raise self.error(f"A ({a}, {'K x M' if self.transpose_a else 'M x K'}) and B ({b}, {layout}) differ in K: "
+                             f"{k} and {kb}")
         if k != span_elems:
             raise self.error(f"supports K = {span_elems} (128-byte rows of {el}) only, got K = {k} (not supported yet)")
         if not self.transpose_b and n % span_elems:
             raise self.error(f"an MN-major B ({b}, K x N) needs N a multiple of {span_elems} (whole 128-byte column "
                              f"chunks), got {n}")
         if acc.shape != (m, n):
-            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is M x K = {a}, B is {layout} = "
+            a_layout = "K x M" if self.transpose_a else "M x K"
+            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is {a_layout} = {a}, B is {layout} = "
                              f"{b})")
 
 

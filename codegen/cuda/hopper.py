@@ -164,16 +164,16 @@ def wgmma_desc_helper() -> tuple[str, str]:
         f"         ((unsigned long long)(stride_bytes >> 4) << 32) | ((unsigned long long)swizzle << 62);\n}}")
 
 
-def wgmma_helper(n: int, el: str, b_mn_major: bool = False) -> tuple[str, str]:
-    """``wgmma.mma_async.sync.aligned.m64n<n>k<k>.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, A K-major,
-    B K-major or, with ``b_mn_major``, MN-major: imm-trans-b 1); ``el`` the PTX type (``f16``, ``bf16``, and
-    ``e4m3``/``e5m2`` with k 32, which take no imm-trans operands: both K-major)."""
+def wgmma_helper(n: int, el: str, b_mn_major: bool = False, a_mn_major: bool = False) -> tuple[str, str]:
+    """``wgmma.mma_async.sync.aligned.m64n<n>k<k>.f32.<el>.<el>`` on ``d[0 .. n/2)`` (scale-d 1, A and B K-major
+    or, with ``a_mn_major``/``b_mn_major``, MN-major: imm-trans-a/b 1); ``el`` the PTX type (``f16``, ``bf16``,
+    and ``e4m3``/``e5m2`` with k 32, which take no imm-trans operands: both K-major)."""
     k = 32 if el in ("e4m3", "e5m2") else 16
-    name = f"air_wgmma_m64n{n}k{k}_f32_{el}" + ("_bmn" if b_mn_major else "")
+    name = f"air_wgmma_m64n{n}k{k}_f32_{el}" + ("_amn" if a_mn_major else "") + ("_bmn" if b_mn_major else "")
     regs = n // 2
     dregs = "{" + ", ".join(f"%{k}" for k in range(regs)) + "}"
     outs = ", ".join(f'"+f"(d[{k}])' for k in range(regs))
-    trans = "" if k == 32 else f", 0, {int(b_mn_major)}"
+    trans = "" if k == 32 else f", {int(a_mn_major)}, {int(b_mn_major)}"
     ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{el}.{el} "
            f"{dregs}, %{regs}, %{regs + 1}, p, 1, 1{trans}; }}")
     body = f'asm volatile("{ptx}"\n               : {outs}\n               : "l"(a), "l"(b), "r"(1));'
@@ -415,19 +415,20 @@ class HopperOps:
         a, b = op.descriptor_a.type.tensor, op.descriptor_b.type.tensor
         m, n = op.matrix_c.type.fragmented.shape
         el = a.element_type.name
-        if op.transpose_a or el not in WGMMA_TYPES or b.element_type != a.element_type:
-            raise self.error(op, "only f16/bf16/f8E4M3FN/f8E5M2 operands with a K-major A (without transposeA) are "
-                                 "supported yet")
+        if el not in WGMMA_TYPES or b.element_type != a.element_type:
+            raise self.error(op, "only f16/bf16/f8E4M3FN/f8E5M2 operands of one type are supported yet")
         ptx_type, k_per = WGMMA_TYPES[el]
-        if k_per == 32 and not op.transpose_b:
-            raise self.error(op, f"{el} operands are read K-major only: B must be N x K (transposeB)")
-        span = a.shape[1] * (a.element_type.width // 8)
+        if k_per == 32 and (op.transpose_a or not op.transpose_b):
+            raise self.error(op, f"{el} operands are read K-major only: A M x K, B N x K (transposeB)")
+        a_k = a.shape[0] if op.transpose_a else a.shape[1]
+        span = a_k * (a.element_type.width // 8)  # the K rows of an MN-major A are one swizzle span too
         b_k = b.shape[1] if op.transpose_b else b.shape[0]
-        if span not in SWIZZLE_MODE or b_k != a.shape[1]:
+        if span not in SWIZZLE_MODE or b_k != a_k:
             raise self.error(op, f"A {a} and B {b} must share K, one swizzle span (not supported yet)")
         # per k step (32 bytes of a row: k16, or k32 of 8-bit floats): a K-major tile moves 32 bytes along its
         # rows (+2 in the address field), an MN-major B 16 rows of column chunks (16 * span bytes)
         b_step = 2 if op.transpose_b else 16 * span // 16
+        a_step = 16 * span // 16 if op.transpose_a else 2
         c, res = op.matrix_c, op.results[0]
         if self._in_place(op, c):
             self.alias(res, c)
@@ -435,13 +436,15 @@ class HopperOps:
             self.define(res, self.val(c), self.ctype(res.type))
         acc = self.aliases.get(res, res)
         regs, parts = n // 2, m // WGMMA_M
-        mma = self.helper(wgmma_helper(n, ptx_type, not op.transpose_b))
+        mma = self.helper(wgmma_helper(n, ptx_type, not op.transpose_b, op.transpose_a))
         self.emit(f"{self.helper(accumulator_fence_helper(regs * parts))}({self.val(acc)}.v);")
         self.emit('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
-        for k in range(a.shape[1] // k_per):
+        # per 64-row part: 64 rows of a K-major A, one column chunk (K rows) of an MN-major one
+        part_step = (a_k if op.transpose_a else WGMMA_M) * span // 16
+        for k in range(a_k // k_per):
             for p in range(parts):  # + 32 bytes per k step, + 64 rows per part (address field: bytes >> 4)
                 d = _plus(f"{self.val(acc)}.v", p * regs)
-                da = _plus(self.val(op.descriptor_a), p * WGMMA_M * span // 16 + 2 * k)
+                da = _plus(self.val(op.descriptor_a), p * part_step + a_step * k)
                 self.emit(f"{mma}({d}, {da}, {_plus(self.val(op.descriptor_b), b_step * k)});")
         self.emit('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
         self.inflight.append((acc, self._scope_of(acc)))

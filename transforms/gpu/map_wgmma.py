@@ -2,12 +2,14 @@
 TMA bulk copies into a shared-memory ring whose stages are handed over on mbarriers, with one
 producer warpgroup and consumer warpgroups (warp specialization).
 
-What is mapped (:func:`plan_wgmma`): a plan of :func:`~.map_mma_plan.plan_mma` on f16/bf16 operands
-with f32 sums whose two operands are read whole from 2-D memrefs of static shape, both contiguous
-along k (``A[i, k]``, ``B[j, k]``: "K-major", the layout of ``x @ W^T`` in a linear layer), the rows
-``i``, columns ``j`` and ``k`` single loops from 0 with unit subscripts, and ``K`` a multiple of 8
-(TMA's 16-byte global strides); any ``M``, ``N`` (TMA fills what lies past the edges with zeros;
-the epilogue is guarded). Anything else stays on the ``mma.sync`` path, with the reason in the trace.
+What is mapped (:func:`plan_wgmma`): a plan of :func:`~.map_mma_plan.plan_mma` on f16/bf16 (or 8-bit float)
+operands with f32 sums whose two operands are read whole from 2-D memrefs of static shape (3-D with one
+batch loop), contiguous along k (``A[i, k]``, ``B[j, k]``: "K-major", the layout of ``x @ W^T`` in a linear
+layer) or, for 16-bit operands, along their rows/columns (``A[k, i]``, ``B[k, j]``: "MN-major", loaded as
+64-wide chunks of 64 k rows and read with wgmma's transposed forms), the rows ``i``, columns ``j`` and ``k``
+single loops from 0 with unit subscripts, and the rows of each memref a multiple of 16 bytes (TMA's global
+strides); any ``M``, ``N`` otherwise (TMA fills what lies past the edges with zeros; the epilogue is
+guarded). Anything else stays on the ``mma.sync`` path, with the reason in the trace.
 
 The kernel, for :class:`WgmmaTiles` ``BM x BN`` (``BM = consumers x rows``), ``BK = 64`` (one
 128-byte swizzled row of 16-bit elements) and ``S`` stages::
@@ -176,14 +178,15 @@ class WgmmaPlan:
     """What :func:`plan_wgmma` found: the matrix-unit plan and the two global operands."""
 
     mma: MmaPlan
-    a: Value  # M x K (batch x M x K)
+    a: Value  # M x K, or K x M when ``a_mn_major`` (a batch dimension first)
     b: Value  # N x K, or K x N when ``b_mn_major`` (a batch dimension first)
     b_mn_major: bool = False
     batched: bool = False  # one batch loop: the operands' first dimension, grid z
+    a_mn_major: bool = False
 
 
 def _operand(op, c) -> tuple[Value, bool] | str:
-    """(the memref an operand is read whole from, whether it is MN-major: B given ``K x N``), or why it is
+    """(the memref an operand is read whole from, whether it is MN-major: A given ``K x M``, B ``K x N``), or why it is
     not one the kernel takes: indexed by (the batch loop, when there is one,) its row or column loop and
     the k loop, all from 0, in that order (k first for an MN-major B)."""
     ld = op.load
@@ -191,9 +194,8 @@ def _operand(op, c) -> tuple[Value, bool] | str:
     t = ld.memref.type
     side_loops = c.rows if op.side == "A" else c.cols
     mn_major = not op.k_fast
-    if op.gather or op.guard is not None or (mn_major and op.side == "A"):
-        return f"{what} is not a plain tile contiguous along k (or, for B, along its columns): gathered, padded or " \
-               f"an A strided along k"
+    if op.gather or op.guard is not None:
+        return f"{what} is not a plain tile contiguous along k or along its rows/columns: gathered or padded"
     rank = 2 + len(c.batch)
     if not isinstance(t, MemRefType) or t.rank != rank or None in t.shape:
         return f"{what} is not of a {rank}-D memref of static shape"
@@ -205,7 +207,7 @@ def _operand(op, c) -> tuple[Value, bool] | str:
     want = tuple(lp.induction_var for lp in c.batch) + (pair[::-1] if mn_major else pair)
     if tuple(ld.indices) != want or any(c.lows.get(lp, 0) for lp in (*c.batch, *side_loops, *c.red_loops)):
         return f"{what} is not indexed by ({'the batch, ' if c.batch else ''}" \
-               f"{'k, its column' if mn_major else 'its row/column, k'}) from 0"
+               f"{'k, its row/column' if mn_major else 'its row/column, k'}) from 0"
     if (t.shape[-1] * (t.element_type.width // 8)) % 16:
         return f"{what}: rows of {t.shape[-1]} elements are not a multiple of 16 bytes (TMA's strides)"
     return ld.memref, mn_major
@@ -231,7 +233,7 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
     for x in (a, b):
         if isinstance(x, str):
             return x
-    return WgmmaPlan(plan, a[0], b[0], b[1], bool(c.batch))
+    return WgmmaPlan(plan, a[0], b[0], b[1], bool(c.batch), a[1])
 
 
 #: Candidate block tiles (BM, BN, consumer warpgroups), best first on a tie.
@@ -349,7 +351,7 @@ class _Kernel:
     def build(self) -> Operation:
         c, t, host = self.c, self.t, self.host
         batch, m, n, _ = c.sizes
-        self.da = self._descriptor(self.plan.a, t.BM)
+        self.da = self._descriptor(self.plan.a, self.bk if self.plan.a_mn_major else t.BM)  # K x 64 chunks
         self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.BN)  # K x 64 chunks
         cols, rows = -(-n // t.BN), -(-m // t.BM)
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
@@ -424,18 +426,28 @@ class _Kernel:
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
         k0 = body.apply((_d(0) + _d(1) * self.steps) * self.bk, [kt, self.slice], "k0")
         outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
-        a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
-        body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
+        if not self.plan.a_mn_major:
+            a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
+            body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
+        else:
+            self._chunks(body, s, k0, outer, self.da, self.row0, t.BM, 0, "a")
         if not self.plan.b_mn_major:
             b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref(self._box(t.BN), self.el, WORKGROUP),
                            "b_tile")
             body.add(TmaAsyncLoadOp(self.db, [k0, self.col0, *outer], self.full, s, b, location=self.loc))
             return
-        for chunk in range(t.BN // self.bk):  # B given K x N: 64-column chunks of 64 k rows, one after the other
-            at = _d(0) * t.stage_bytes + t.a_bytes + chunk * self.bk * ROW_BYTES
-            b = self._view(body, at, [s], memref(self._box(self.bk), self.el, WORKGROUP), f"b_chunk{chunk}")
-            col = body.apply(_d(0) + chunk * self.bk, [self.col0], f"col{chunk}") if chunk else self.col0
-            body.add(TmaAsyncLoadOp(self.db, [col, k0, *outer], self.full, s, b, location=self.loc))
+        self._chunks(body, s, k0, outer, self.db, self.col0, t.BN, t.a_bytes, "b")
+
+    def _chunks(self, body: _At, s: Value, k0: Value, outer: list, desc: Value, first: Value, width: int, shift: int,
+                name: str) -> None:
+        """An MN-major operand (A given K x M, B given K x N) loaded as 64-column chunks of 64 k rows, one after
+        the other from byte ``shift`` of stage ``s``: its ``width`` rows/columns from ``first``."""
+        t = self.t
+        for chunk in range(width // self.bk):
+            at = _d(0) * t.stage_bytes + shift + chunk * self.bk * ROW_BYTES
+            tile = self._view(body, at, [s], memref(self._box(self.bk), self.el, WORKGROUP), f"{name}_chunk{chunk}")
+            col = body.apply(_d(0) + chunk * self.bk, [first], f"{name}{chunk}") if chunk else first
+            body.add(TmaAsyncLoadOp(desc, [col, k0, *outer], self.full, s, tile, location=self.loc))
 
     def _consumer(self, at: _At) -> None:
         """Warpgroups 1..: the k loop on the matrix units, then the epilogue."""
@@ -452,7 +464,7 @@ class _Kernel:
         s = body.apply(_d(0) % t.stages, [kt], "stage")
         body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, _d(0).floordiv(t.stages), kt),
                                          self._c(WAIT_TICKS), location=self.loc))
-        a_t = memref((t.rows, self.bk), self.el, WORKGROUP)
+        a_t = memref((self.bk, t.rows) if self.plan.a_mn_major else (t.rows, self.bk), self.el, WORKGROUP)
         b_t = memref((self.bk, t.BN) if self.plan.b_mn_major else (t.BN, self.bk), self.el, WORKGROUP)
         a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
         b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], b_t, "b_tile")
@@ -460,7 +472,8 @@ class _Kernel:
                                                     name_hint="desc_a")).results[0]
         db = body.add(WarpgroupGenerateDescriptorOp(b, self.db, WarpgroupDescriptorType(b_t), location=self.loc,
                                                     name_hint="desc_b")).results[0]
-        nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_b=not self.plan.b_mn_major, location=self.loc,
+        nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_a=self.plan.a_mn_major,
+                                      transpose_b=not self.plan.b_mn_major, location=self.loc,
                                       name_hint="acc")).results[0]
         # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer
         release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
