@@ -28,6 +28,8 @@ FORMATS = {
     "f8E4M3FN": (4, -6, 448.0),
     "f8E5M2": (3, -14, 57344.0),
 }
+#: The 8-bit formats (MLIR's names).
+EIGHT_BIT = ("f8E4M3FN", "f8E5M2")
 #: The formats without infinities: what overflows is NaN.
 NO_INFINITY = frozenset({"f8E4M3FN"})
 #: The formats narrower than f32 that memory holds as bit patterns (of this many bits).
@@ -134,7 +136,7 @@ def numpy_float_dtype(fmt: str):
     "f8E5M2"); KeyError for other names. Only "bf16" and the 8-bit formats import ml_dtypes."""
     if fmt == "bf16":
         return bfloat16_dtype()
-    if fmt.startswith("f8"):
+    if fmt in EIGHT_BIT:
         return float8_dtype(fmt)
     import numpy as np
 

@@ -67,8 +67,6 @@ class TensorMapSpec:
     def data_type(self) -> str:
         """The ``CUtensorMapDataType`` member name."""
         name = _DATA_TYPES.get(self.element)
-        if name is None and self.element.startswith("f8") and self.element_bytes == 1:
-            name = "UINT8"
         if name is None:
             raise LaunchError(f"no TMA data type for elements of type {self.element}")
         return f"CU_TENSOR_MAP_DATA_TYPE_{name}"

@@ -23,8 +23,8 @@ from affine_ir.types import GPUAddressSpace, index
 from analysis import MemRefRegion, perfect_band
 
 __all__ = ["ACCESS_OPS", "MAP_VALUE_OPS", "access_subscripts", "all_loops", "at_location", "defined_in",
-           "enclosing_function", "index_expr", "inline_block_before", "inline_loop_body", "loop_name", "loops_text",
-           "lower_bound_value", "outermost_bands", "parse_memory_space", "rebuild_loop", "rewrite_access",
+           "depends_on", "enclosing_function", "index_expr", "inline_block_before", "inline_loop_body", "loop_name",
+           "loops_text", "lower_bound_value", "outermost_bands", "parse_memory_space", "rebuild_loop", "rewrite_access",
            "top_level_loops", "value_name"]
 
 
@@ -235,3 +235,18 @@ def rebuild_loop(loop: AffineForOp, keep: list[int], rewriter: PatternRewriter |
         rewriter.replace_all_uses_with(r_old, r_new)
     rewriter.erase_op(loop)
     return new
+
+
+def depends_on(value: Value, iv: Value) -> bool:
+    """Whether ``value`` is ``iv`` or computed from it (through the ops that define it)."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if v is iv:
+            return True
+        op = getattr(v, "op", None)
+        if op is None or op in seen:
+            continue
+        seen.add(op)
+        stack.extend(op.operands)
+    return False

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..bigint import describe_int
 from ..errors import InterpretError
-from ..floats import is_bfloat16_scalar
+from ..floats import EIGHT_BIT, is_bfloat16_scalar
 from ..types import IntegerType, MemRefType, Type, VectorType
 from . import semantics as S
 from .semantics import OutOfBounds, ScalarInfo, Trap, scalar_info
@@ -34,7 +34,7 @@ class Buffer:
         flat = array.reshape(-1)
         if info.name in ("f16", "bf16"):
             flat = flat.view(np.uint16)
-        elif info.name.startswith("f8"):
+        elif info.name in EIGHT_BIT:
             flat = flat.view(np.uint8)
         self.data = memoryview(flat).cast("B").cast(info.mv_format)
         self.alive = True

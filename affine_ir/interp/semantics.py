@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..floats import (  # noqa: F401  (re-exported for the translator)
+    EIGHT_BIT,
     FORMATS,
     PATTERN_BITS,
     ROUNDERS,
@@ -120,7 +121,7 @@ def _f8_info(name: str) -> ScalarInfo:
 def scalar_info(t: Type) -> ScalarInfo:
     """The :class:`ScalarInfo` of a scalar IR type; TypeError for other types."""
     if isinstance(t, FloatType):
-        if t.name.startswith("f8"):
+        if t.name in EIGHT_BIT:
             return _f8_info(t.name)
         return _bf16_info() if t.name == "bf16" else _FLOATS[t.name]
     if isinstance(t, IndexType):

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..dialects.builtin import ModuleOp
-from ..floats import bfloat16_dtype, numpy_float_dtype
+from ..floats import EIGHT_BIT, bfloat16_dtype, numpy_float_dtype
 from ..types import FloatType, IndexType, IntegerType, MemRefType, Type
 from .build import build_module
 from .checks import kernel_function
@@ -68,7 +68,7 @@ def numpy_dtype(t: Type) -> np.dtype:
     """The numpy dtype holding elements of type ``t``."""
     if str(t) == "bf16":
         return bfloat16_dtype()
-    if str(t) in ("f8E4M3FN", "f8E5M2"):
+    if str(t) in EIGHT_BIT:
         return numpy_float_dtype(str(t))
     if str(t) not in _DTYPES:
         raise ValueError(f"no numpy dtype for {t}")

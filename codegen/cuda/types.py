@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from affine_ir.floats import round_f32
+from affine_ir.floats import EIGHT_BIT, round_f32  # noqa: F401  (EIGHT_BIT: the printers import it from here)
 from affine_ir.types import FloatType, IndexType, IntegerType, MemRefType, Type
 
 INT_TYPES = {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}
@@ -23,9 +23,8 @@ FLOAT_REG = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double", "
              "f8E5M2": "float"}
 FLOAT_STORAGE = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
                  "f8E4M3FN": "__nv_fp8_storage_t", "f8E5M2": "__nv_fp8_storage_t"}
-#: The 8-bit float formats: held in a ``float`` like f16/bf16, stored as their bit patterns
-#: (``__nv_fp8_storage_t``, cuda_fp8.h), converted by the ``air_from_<t>``/``air_to_<t>`` helpers.
-EIGHT_BIT = ("f8E4M3FN", "f8E5M2")
+# The 8-bit float formats (EIGHT_BIT): held in a ``float`` like f16/bf16, stored as their bit patterns
+# (``__nv_fp8_storage_t``, cuda_fp8.h), converted by the ``air_from_<t>``/``air_to_<t>`` helpers.
 SIXTEEN_BIT = ("f16", "bf16")
 
 

@@ -45,7 +45,7 @@ from analysis import ComputationSlice, DependenceGraph, SliceError, SliceErrorKi
 
 from ..cleanup.canonicalize import compose_affine_maps
 from ..errors import RefusalKind, TransformError
-from ..loop_utils import at_location, enclosing_function, loop_name, parse_memory_space, value_name
+from ..loop_utils import at_location, depends_on, enclosing_function, loop_name, parse_memory_space, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .fuse_common import (
     PASS,
@@ -322,23 +322,9 @@ def reduction_loop(nest: AffineForOp) -> AffineForOp | None:
             return loop
         iv = loop.induction_var
         for op in loop.walk():
-            if isinstance(op, AffineWriteOpInterface) and not _uses(op.indices, iv):
+            if isinstance(op, AffineWriteOpInterface) and not any(depends_on(v, iv) for v in op.indices):
                 return loop
     return None
-
-
-def _uses(values, iv: Value) -> bool:
-    """Whether any of ``values`` is computed (through affine.apply and the like) from ``iv``."""
-    seen, work = set(), list(values)
-    while work:
-        v = work.pop()
-        if v is iv:
-            return True
-        owner = v.owner
-        if isinstance(owner, Operation) and owner not in seen and not owner.regions:
-            seen.add(owner)
-            work.extend(owner.operands)
-    return False
 
 
 # -- the pass --------------------------------------------------------------------------------------

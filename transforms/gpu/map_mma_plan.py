@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from affine_ir import AffineExpr, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineLoadOp, AffineYieldOp
 from affine_ir.dialects.arith import ConstantOp, ExtfOp, ExtsiOp, MulfOp, MuliOp
+from affine_ir.floats import EIGHT_BIT
 from affine_ir.types import FloatType, MemRefType, Type, f16, f32, i32
 from analysis import iter_arg_reduction
 from analysis.targets import GPUTarget
@@ -82,7 +83,7 @@ SUM_TYPE = {"f16": f32, "bf16": f32, "f32": f32, "i8": i32, "f8E4M3FN": f32, "f8
 MMA_K = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32, "f8E4M3FN": 32, "f8E5M2": 32}
 #: Input types only the warpgroup-MMA mapping (sm_90a) takes: the ``mma.sync`` kernels have no 8-bit
 #: float fragments yet.
-WGMMA_ONLY = ("f8E4M3FN", "f8E5M2")
+WGMMA_ONLY = EIGHT_BIT
 
 
 def padded_rows(rows: int, cols: int, unit: int, threads: int) -> int:

@@ -56,6 +56,8 @@ from affine_ir.dialects.nvgpu_hopper import (
     TmaCreateDescriptorOp,
 )
 from affine_ir.dialects.nvgpu_warpgroup import (
+    K_MAJOR_ONLY,
+    WGMMA_INPUTS,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaInitAccumulatorOp,
     WarpgroupMmaOp,
@@ -70,10 +72,6 @@ from affine_ir.types import (
     UnrankedMemRefType,
     WarpgroupAccumulatorType,
     WarpgroupDescriptorType,
-    bf16,
-    f8E4M3FN,
-    f8E5M2,
-    f16,
     f32,
     i8,
     i32,
@@ -92,9 +90,6 @@ __all__ = ["WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
 WARPGROUP = 128
 BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements (128 of 8-bit ones: :func:`k_step`)
 ROW_BYTES = 128
-#: The operand types, and those read K-major only (8-bit floats: wgmma has no transposed form for them).
-WGMMA_TYPES = (f16, bf16, f8E4M3FN, f8E5M2)
-EIGHT_BIT = (f8E4M3FN, f8E5M2)
 
 
 def k_step(element_bytes: int = 2) -> int:
@@ -218,12 +213,12 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
     if gpu.compute_capability < (9, 0):
         return f"{gpu.name} has no warpgroup MMA (sm_90a)"
     c = plan.c
-    if plan.kind.input not in WGMMA_TYPES or plan.kind.acc != f32:
+    if plan.kind.input not in WGMMA_INPUTS or plan.kind.acc != f32:
         return f"warpgroup MMA is built for f16/bf16/f8E4M3FN/f8E5M2 operands with f32 sums, not " \
                f"{plan.kind.describe()}"
     if len(c.batch) > 1:
         return "contractions with more than one batch loop are not mapped to warpgroup MMA yet"
-    if plan.kind.input in EIGHT_BIT:
+    if plan.kind.input in K_MAJOR_ONLY:
         k_iv = c.red_loops[0].induction_var if len(c.red_loops) == 1 else None
         for op in plan.operands():
             if not op.load.indices or op.load.indices[-1] is not k_iv:

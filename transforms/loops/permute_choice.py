@@ -24,7 +24,7 @@ from affine_ir.dialects.affine import AffineForOp
 from affine_ir.interfaces import AffineAccessInterface
 
 from ..errors import TransformError
-from ..loop_utils import loop_name
+from ..loop_utils import depends_on, loop_name
 from .permute import check_permutation
 
 __all__ = ["choose_permutation", "innermost_score"]
@@ -47,26 +47,11 @@ def _uses_of(v: Value, access: Operation) -> tuple[int, ...]:
                     coeff = None
                     break
                 coeff += lin
-            elif _depends_on(operand, v):
+            elif depends_on(operand, v):
                 coeff = None
                 break
         out.append(coeff)
     return tuple(out)
-
-
-def _depends_on(value: Value, iv: Value) -> bool:
-    """Whether ``value`` is computed (through ops in the band) from ``iv``."""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        if v is iv:
-            return True
-        op = getattr(v, "op", None)
-        if op is None or op in seen:
-            continue
-        seen.add(op)
-        stack.extend(op.operands)
-    return False
 
 
 def innermost_score(band: Sequence[AffineForOp], position: int, deps=None) -> int:
