@@ -150,11 +150,13 @@ def main(argv: list[str] | None = None) -> int:
                                        "gpu_pipeline() with gpu-map-mma{tile-sizes=... stages=...})")
     ap.add_argument("--transpose-b", action="store_true", help="B given N x K: C = A @ B^T (a linear layer)")
     ap.add_argument("--wgmma", action="store_true", help="map onto warpgroup MMA (gpu_pipeline(wgmma=True))")
+    ap.add_argument("--wgmma-options", default="", help="more gpu-map-mma options with --wgmma, e.g. "
+                                                        "'wgmma-schedule=pingpong wgmma-tiles=128,128,2'")
     args = ap.parse_args(argv)
     if args.wgmma:
         from transforms.pipelines import gpu_pipeline
 
-        args.pipeline = args.pipeline or gpu_pipeline(wgmma=True)
+        args.pipeline = args.pipeline or gpu_pipeline(wgmma=True, wgmma_options=args.wgmma_options)
     import torch
 
     import runtime

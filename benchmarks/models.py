@@ -8,8 +8,8 @@
 
 Models: benchmarks/model_zoo.py (ResNet-18/50, MobileNetV2, a BERT-base encoder layer, a GPT-2
 block, an MLP-Mixer block; on the GPU also a transformer FFN block, 2048 tokens x 4096 -> 16384 -> 4096
-with GELU), at full size on the GPU, small on the CPU (``--size``). ``AFFINE_IR_WGMMA=1`` maps the f16/bf16
-linear layers onto Hopper's warpgroup MMA. Prints a row per
+with GELU), at full size on the GPU, small on the CPU (``--size``). On an sm_90 GPU the f16/bf16 linear layers
+go to Hopper's warpgroup MMA (``AFFINE_IR_WGMMA=0``: ``mma.sync``). Prints a row per
 (model, batch, dtype): compile seconds of the first call (ours and Inductor's), the median warm time
 of each (CUDA events on the GPU), the speedups over eager and Inductor, and what ran eagerly in ours
 (``explain()``); ``--chart`` draws the speedups as bars (matplotlib).

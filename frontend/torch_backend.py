@@ -135,9 +135,17 @@ class _Part(torch.nn.Module):
 
 def wgmma_enabled() -> bool:
     """Whether GPU graphs map their contractions onto Hopper's warpgroup MMA (``gpu-map-mma{wgmma=true}``:
-    linear layers, ``x @ W^T``, and batched products of f16/bf16): ``$AFFINE_IR_WGMMA=1``. Off by default
-    while the path is off in the GPU pipeline itself (see docs/tensor_cores.md)."""
-    return os.environ.get("AFFINE_IR_WGMMA", "") in ("1", "true", "yes")
+    linear layers, ``x @ W^T``, and batched products of f16/bf16/8-bit floats): on when the GPU is sm_90
+    (as ``runtime.cuda.default_pipeline``); ``$AFFINE_IR_WGMMA=0`` turns it off, ``=1`` on (kernels for
+    sm_90a)."""
+    flag = os.environ.get("AFFINE_IR_WGMMA", "").lower()
+    if flag in ("0", "false", "no", "off"):
+        return False
+    if flag in ("1", "true", "yes", "on"):
+        return True
+    from runtime import cuda as runtime_cuda
+
+    return runtime_cuda.default_pipeline(runtime_cuda.default_arch()) == runtime_cuda.HOPPER_PIPELINE
 
 
 def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:

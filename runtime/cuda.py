@@ -6,10 +6,11 @@
     k = runtime.cuda.compile(module, arch="sm_90")   # works without a GPU: k.source, k.image
     k(A, B, C)          # numpy arrays (copied in and back) or device arrays (CuPy, PyTorch): in place
 
-Steps (each visible on the result): the pass pipeline (default :data:`DEFAULT_PIPELINE`, the
-GPU pipeline of :mod:`transforms.pipelines`: fusion, ``gpu-schedule`` for contractions,
-``gpu-map`` for every other nest, so every top-level loop nest becomes a ``gpu.launch``;
-``pipeline="gpu-map"`` is the unoptimized mapping) gives the mapped
+Steps (each visible on the result): the pass pipeline (default :func:`default_pipeline` of the arch:
+on sm_90 :data:`HOPPER_PIPELINE`, contractions of 16- and 8-bit floats on warpgroup MMA; else
+:data:`DEFAULT_PIPELINE`; both the GPU pipeline of :mod:`transforms.pipelines`: fusion,
+``gpu-schedule`` for contractions, ``gpu-map`` for every other nest, so every top-level loop nest
+becomes a ``gpu.launch``; ``pipeline="gpu-map"`` is the unoptimized mapping) gives the mapped
 module (``k.module``, its trace ``k.trace``); :func:`codegen.cuda.emit` prints CUDA C
 (``k.source``, one ``__global__`` kernel per launch, ``k.kernels``); :func:`runtime.nvrtc.
 compile_cuda` compiles it for ``arch`` (``k.image``). Calling ``k`` needs a GPU: the host function
@@ -47,21 +48,28 @@ from .entry import entry_function
 from .errors import CompileError, LaunchError
 from .launch_warnings import warn_sequential_launches
 
-__all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "CudaExecutable", "compile", "default_pipeline"]
+__all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "HOPPER_PIPELINE", "CudaExecutable", "compile", "default_arch",
+           "default_pipeline"]
 
 DEFAULT_PIPELINE = GPU_PIPELINE
+#: What sm_90 GPUs get (:func:`default_pipeline`): the GPU pipeline with ``gpu-map-mma{wgmma=true}``.
+HOPPER_PIPELINE = gpu_pipeline(wgmma=True)
 DEFAULT_ARCH = "sm_90"
 
 
 def default_pipeline(arch: str) -> str:
-    """The pass pipeline :func:`compile` runs for ``arch`` when given none: :data:`DEFAULT_PIPELINE` (tiles
-    and limits of the H200) on sm_90 and newer, the A100's (``mma.sync`` tiles, nothing of sm_90) below: an
-    sm_80 GPU gets the ``mma.sync`` path."""
+    """The pass pipeline :func:`compile` runs for ``arch`` when given none: on sm_90 (Hopper) the H200's with
+    contractions of f16/bf16/8-bit operands on warpgroup MMA (:data:`HOPPER_PIPELINE`), on newer GPUs
+    :data:`DEFAULT_PIPELINE` (the H200's tiles and limits, ``mma.sync``: wgmma is sm_90a's only), below
+    the A100's (``mma.sync`` tiles, nothing of sm_90): an sm_80 GPU gets the ``mma.sync`` path."""
     digits = "".join(ch for ch in arch if ch.isdigit())
+    if digits == "90":
+        return HOPPER_PIPELINE
     return DEFAULT_PIPELINE if not digits or int(digits) >= 90 else gpu_pipeline(target="a100")
 
 
-def _default_arch() -> str:
+def default_arch() -> str:
+    """The GPU's arch (``sm_90``...), else :data:`DEFAULT_ARCH` without one."""
     from . import cuda_driver
 
     return cuda_driver.device().arch if cuda_driver.gpu_available() else DEFAULT_ARCH
@@ -91,7 +99,7 @@ def compile(module: ModuleOp, *, fn: str | None = None, arch: str | None = None,
 
     from . import nvrtc
 
-    arch = arch or _default_arch()
+    arch = arch or default_arch()
     pm = PassManager.parse(pipeline if pipeline is not None else default_pipeline(arch), capture_ir=trace_ir)
     mapped = pm.run(module)
     func = entry_function(mapped, fn)

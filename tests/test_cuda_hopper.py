@@ -600,8 +600,9 @@ def test_gpu_gemm_loop_with_tma_store_matches_numpy_twice():
 
 
 def test_an_sm80_gpu_gets_the_mma_sync_path_and_a_forced_wgmma_pipeline_a_clear_error():
-    """Without a pipeline, runtime.compile picks the one of the target arch: sm_80 gets the A100's
-    (mma.sync tiles, nothing of sm_90) and compiles; the wgmma pipeline asked for on sm_80 is a
+    """Without a pipeline, runtime.compile picks the one of the target arch: sm_90 gets warpgroup MMA
+    (compiled for sm_90a), sm_100 the mma.sync path with the H200's tiles (wgmma is sm_90a's only), sm_80 the
+    A100's (mma.sync tiles, nothing of sm_90) and compiles; the wgmma pipeline asked for on sm_80 is a
     CompileError naming sm_90a, never a crash."""
     from runtime import cuda
     from transforms.pipelines import gpu_pipeline
@@ -609,6 +610,9 @@ def test_an_sm80_gpu_gets_the_mma_sync_path_and_a_forced_wgmma_pipeline_a_clear_
     m = air.library.matmul(128, 128, 128, dtype="f16", transpose_b=True)
     exe = cuda.compile(m, arch="sm_80")
     assert exe.program.arch == "sm_80" and "wgmma" not in exe.source and "mma.sync" in exe.source
-    assert cuda.default_pipeline("sm_80") != cuda.default_pipeline("sm_90") == cuda.DEFAULT_PIPELINE
+    assert cuda.default_pipeline("sm_90") == cuda.HOPPER_PIPELINE == gpu_pipeline(wgmma=True)
+    assert cuda.default_pipeline("sm_100") == cuda.DEFAULT_PIPELINE != cuda.default_pipeline("sm_80")
+    hopper = cuda.compile(m, arch="sm_90")
+    assert hopper.program.arch == "sm_90a" and "wgmma.mma_async" in hopper.source
     with pytest.raises(CompileError, match="sm_90a"):
         cuda.compile(m, arch="sm_80", pipeline=gpu_pipeline(wgmma=True))

@@ -173,7 +173,9 @@ def test_the_two_columns_of_a_fragment_row_are_stored_together(make, pairs):
 
 
 def test_the_4096_matmul_stores_four_byte_pairs():
-    src = runtime.compile(L.matmul(256, 256, 256, dtype="f16"), target="cuda").source
+    from transforms.pipelines import gpu_pipeline
+
+    src = runtime.compile(L.matmul(256, 256, 256, dtype="f16"), target="cuda", pipeline=gpu_pipeline()).source
     assert src.count("*reinterpret_cast<air_v2f16*>(&C[") > 0 and "C[" not in src.replace("(&C[", "")
 
 
@@ -347,9 +349,16 @@ def test_the_gpu_pipeline_maps_f16_and_leaves_f32_to_gpu_schedule():
 
 
 def test_runtime_compile_without_a_gpu_prints_the_mma_kernel():
-    k = runtime.compile(L.matmul(64, 64, 64, dtype="f16"), target="cuda", arch="sm_90")
-    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in k.source
-    assert "cp.async.cg.shared.global" in k.source and "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in k.source
+    """Without a GPU and a pipeline: sm_90 (the default arch) gets warpgroup MMA, sm_80 and the GPU pipeline
+    without wgmma the mma.sync kernel."""
+    from transforms.pipelines import GPU_PIPELINE
+
+    for arch, pipeline in (("sm_90", GPU_PIPELINE), ("sm_80", None)):
+        k = runtime.compile(L.matmul(64, 64, 64, dtype="f16"), target="cuda", arch=arch, pipeline=pipeline)
+        assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in k.source
+        assert "cp.async.cg.shared.global" in k.source and "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in k.source
+    k = runtime.compile(L.matmul(64, 64, 64, dtype="f16"), target="cuda")
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.source and "mma.sync" not in k.source
 
 
 # -- CUDA: NVRTC compiles every mapped kernel ---------------------------------------------------------------------

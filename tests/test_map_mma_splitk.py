@@ -153,7 +153,9 @@ def test_nvrtc_compiles_the_split_kernels(make, options):
 
 
 def test_runtime_compile_of_a_decoding_matmul_holds_the_split_kernels():
-    k = runtime.compile(L.matmul(16, 4096, 4096, dtype="f16"), target="cuda", arch="sm_90a")
+    from transforms.pipelines import GPU_PIPELINE
+
+    k = runtime.compile(L.matmul(16, 4096, 4096, dtype="f16"), target="cuda", arch="sm_90a", pipeline=GPU_PIPELINE)
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in k.source
     assert k.source.count("__global__") == 2 and "atomic" not in k.source
     assert f16 and k.image

@@ -228,3 +228,77 @@ def test_gpu_an_a_given_k_x_m_matches_torch():
         exe(a, b, c)
         want = a.float().t() @ (b.float().t() if tb else b.float())
         assert torch.equal(c, want.half())  # small integers: exact f32 sums, rounded once to f16 on both sides
+
+
+PERSISTENT = {
+    # a block per multiprocessor looping over tiles: persistent-blocks=2 makes each block take several
+    "persistent, partial tiles": (lambda: L.matmul(200, 40, 200, dtype="f16", transpose_b=True),
+                                  "wgmma-tiles=64,32,1 wgmma-schedule=persistent persistent-blocks=2 stages=2"),
+    "persistent, two consumers, B K x N": (lambda: L.matmul(256, 128, 320, dtype="bf16"),
+                                           "wgmma-tiles=128,64,2 wgmma-schedule=persistent persistent-blocks=3"),
+    "persistent, batched, split-K": (lambda: L.batch_matmul(2, 70, 64, 200, dtype="bf16"),
+                                     "wgmma-schedule=persistent persistent-blocks=3 split-k=2"),
+    "pingpong, partial tiles": (lambda: L.matmul(200, 40, 200, dtype="f16", transpose_b=True),
+                                "wgmma-tiles=64,32,2 wgmma-schedule=pingpong persistent-blocks=2 stages=2"),
+    "pingpong, one block, A K x M and B K x N": (lambda: L.matmul(136, 64, 192, dtype="bf16", transpose_a=True),
+                                                 "wgmma-tiles=64,64,2 wgmma-schedule=pingpong persistent-blocks=1"),
+    "pingpong, 128-row tiles, accumulate": (
+        lambda: L.matmul(256, 64, 640, dtype="f16", transpose_b=True, accumulate=True),
+        "wgmma-tiles=128,32,2 wgmma-schedule=pingpong persistent-blocks=1 stages=3"),
+}
+
+
+@pytest.mark.parametrize("name", list(PERSISTENT))
+def test_persistent_blocks_give_the_original_bits(name):
+    """Persistent blocks (one per multiprocessor; fewer here, so that each loops over several tiles) keep
+    the ring's phases going from tile to tile and hand the last step's stage back; the epilogue reads a
+    buffer of its own, the next tile's loads filling the ring under it. Taking turns (pingpong), each
+    consumer warpgroup computes whole tiles, the next tile's k loop starting once this one's has waited
+    for all its steps."""
+    build, options = PERSISTENT[name]
+    out, decision = check_same_bits(build(), options)
+    schedule = "pingpong" if "pingpong" in name else "persistent"
+    assert f"persistent ({schedule}" in decision.message
+    launch = next(op for op in out.walk() if op.name == "gpu.launch")
+    blocks = int(re.search(r"persistent-blocks=(\d+)", options).group(1))
+    assert [v.owner.value for v in launch.operands[:3]] == [blocks, 1, 1]
+
+
+def test_taking_turns_without_waiting_for_the_previous_tile_is_caught():
+    """Without the turn (tile i's k loop waiting until tile i - 1's consumer has waited for all its steps),
+    a consumer's wait on a stage's full barrier passes on an earlier tile's phase of the same parity and
+    the ring's accounting breaks: the interpreter reports it."""
+    m = L.matmul(200, 40, 640, dtype="f16", transpose_b=True)
+    out, _ = map_wgmma(m, "wgmma-tiles=64,32,2 wgmma-schedule=pingpong persistent-blocks=1 stages=3")
+    text = str(out)
+    bad = re.sub(r"\n *affine\.if [^\n]*\{\n[^\n]*affine\.apply[^\n]*\n[^\n]*\n[^\n]*\n *nvgpu\.mbarrier\.try_wait"
+                 r"\.parity %turn[^\n]*\n *\}", "", text)
+    assert bad != text and "try_wait.parity %turn" not in bad
+    with pytest.raises(InterpretError, match="deadlock|more arrivals"):
+        run(air.parse(bad), library_inputs(m, 0))
+
+
+def test_persistent_schedule_options_are_checked():
+    from transforms.errors import PipelineError
+
+    with pytest.raises(PipelineError, match="wgmma-schedule takes one of blocks, persistent, pingpong, got 'ring'"):
+        map_wgmma(L.matmul(64, 64, 64, dtype="f16", transpose_b=True), "wgmma-schedule=ring")
+    why = WgmmaTiles(128, 256, 2, schedule="pingpong").invalid()
+    assert "256 registers per thread, more than 128" in why
+    t = WgmmaTiles(128, 128, 2, 3, schedule="pingpong")
+    assert t.invalid() is None and t.rows == 128 and t.shared_bytes == 3 * 256 * 128 + 128 * 128 * 4
+
+
+def test_a_pingpong_kernel_compiles_for_sm_90a():
+    from codegen.cuda import emit
+
+    out, _ = map_wgmma(L.matmul(512, 512, 512, dtype="f16", transpose_b=True),
+                       "wgmma-tiles=128,128,2 wgmma-schedule=pingpong")
+    src = emit(out, arch="sm_90a").source
+    assert "bar.sync" in src and "m64n128k16" in src
+    try:
+        from test_cuda_hopper import nvrtc_compile
+    except pytest.skip.Exception:
+        return
+    cubin, log = nvrtc_compile(src, "sm_90a")
+    assert cubin and log == ""

@@ -58,7 +58,8 @@ CPU_PIPELINE = cpu_pipeline()
 
 
 def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = False,
-                 accumulate_f16: bool = False, wgmma: bool = False, separate_reductions: bool = False) -> str:
+                 accumulate_f16: bool = False, wgmma: bool = False, separate_reductions: bool = False,
+                 wgmma_options: str = "") -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for and whose launch limits and default block sizes the mapping passes use;
     ``allow_tf32`` lets ``gpu-map-mma`` put f32 contractions on TF32 matrix units (off by default,
@@ -67,13 +68,15 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = 
     K-major f16/bf16 operands onto Hopper's warpgroup MMA (TMA, mbarriers, a producer warpgroup; sm_90
     targets; see ``transforms/gpu/map_wgmma.py``); ``separate_reductions`` keeps fusion from fusing two nests
     that both reduce (a graph's contractions stay apart, each with its init and point-wise epilogue fused
-    in: ``affine-loop-fusion{separate-reductions=true}``). Give the text to
+    in: ``affine-loop-fusion{separate-reductions=true}``); ``wgmma_options``: more ``gpu-map-mma`` options for the
+    warpgroup-MMA path (``"wgmma-schedule=pingpong wgmma-tiles=128,128,2"``). Give the text to
     ``runtime.compile(m, target="cuda", pipeline=gpu_pipeline(allow_tf32=True))``."""
     option = "" if target == "h200" else f"{{target={target}}}"
     mma = [f"target={target}"] if target != "h200" else []
     mma += ["allow-tf32=true"] if allow_tf32 else []
     mma += ["accumulate-f16=true"] if accumulate_f16 else []
     mma += ["wgmma=true"] if wgmma else []
+    mma += [wgmma_options] if wgmma and wgmma_options else []
     mma_option = "{" + " ".join(mma) + "}" if mma else ""
     fusion = "affine-loop-fusion" + ("{separate-reductions=true}" if separate_reductions else "")
     passes = ["canonicalize"] + ([fusion, "affine-privatize{dynamic-shapes=false}"] if fuse else [])

@@ -88,7 +88,7 @@ left for ``gpu-schedule`` with the reason in the trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from affine_ir import AffineExpr, AffineMap, FuncOp, IntegerSet, Operation, Value
@@ -123,7 +123,7 @@ from .map_mma_plan import (
     stage_count,
 )
 from .map_mma_staging import GatherElement, Staging, swizzle
-from .map_wgmma import choose_wgmma_tiles, map_to_wgmma, plan_wgmma
+from .map_wgmma import SCHEDULES, choose_wgmma_tiles, map_to_wgmma, plan_wgmma
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -451,11 +451,21 @@ class GpuMapMma(Pass):
                                 "TMA and mbarriers, with a producer warpgroup (transforms/gpu/map_wgmma.py)")
     wgmma_tiles: tuple[int, ...] = option((), "force the warpgroup-MMA tiles BM,BN,consumer-warpgroups (default: "
                                               "chosen for the target)")
+    wgmma_schedule: str = option("", "how warpgroup-MMA blocks cover the tiles: blocks (one tile each), persistent "
+                                     "(a block per multiprocessor looping over tiles), pingpong (persistent, the "
+                                     "consumer warpgroups taking turns on whole tiles); default: chosen for the "
+                                     "target")
+    persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
 
     def __post_init__(self) -> None:
         check_schedule_options(self.tile_sizes, "BM,BN,BK,warps-m,warps-n", self.split_k)
         if self.wgmma_tiles and len(self.wgmma_tiles) != 3:
             raise ValueError(f"wgmma-tiles takes BM,BN,consumer-warpgroups, got {list(self.wgmma_tiles)}")
+        if self.persistent_blocks < 0:
+            raise ValueError(f"persistent-blocks must be 0 (one per multiprocessor) or more, got "
+                             f"{self.persistent_blocks}")
+        if self.wgmma_schedule and self.wgmma_schedule not in SCHEDULES:
+            raise ValueError(f"wgmma-schedule takes one of {', '.join(SCHEDULES)}, got {self.wgmma_schedule!r}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -498,9 +508,10 @@ class GpuMapMma(Pass):
         trace of the ``mma.sync`` mapping)."""
         wp = plan_wgmma(plan, gpu)
         tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major,
-                                   plan.kind.bytes) if not isinstance(wp, str) else wp
+                                   plan.kind.bytes, self.wgmma_schedule) if not isinstance(wp, str) else wp
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
+        tiles = replace(tiles, grid=self.persistent_blocks)
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
         launch = map_to_wgmma(wp, tiles, host, gpu)

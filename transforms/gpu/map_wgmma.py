@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
-from affine_ir.dialects.arith import CmpIOp, ConstantOp
+from affine_ir.dialects.arith import CmpIOp, ConstantOp, IndexCastOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp, CastOp, LoadOp, ViewOp
 from affine_ir.dialects.nvgpu_hopper import (
@@ -85,7 +85,7 @@ from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import MmaPlan, epilogue_ops, raster_order, slice_steps
 from .schedule_gpu import add_partial_sums
 
-__all__ = ["WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
+__all__ = ["SCHEDULES", "WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
 
 WARPGROUP = 128
 BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements (128 of 8-bit ones: :func:`k_step`)
@@ -101,6 +101,12 @@ PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 #: How long one ``try_wait`` suspends before trying again (upstream's examples use this).
 WAIT_TICKS = 10_000_000
 MAX_STAGES = 4
+#: How the blocks cover the tiles: one tile per block ("blocks"); a block per multiprocessor looping over
+#: tiles with all consumers on each ("persistent"); or with the consumers taking turns on whole tiles, one's
+#: epilogue under the other's k loop ("pingpong").
+SCHEDULES = ("blocks", "persistent", "pingpong")
+#: A consumer thread's f32 sums at most (of its 232 registers after ``setmaxregister``).
+MAX_ACCUMULATOR_REGISTERS = 128
 
 
 def _d(k: int) -> AffineExpr:
@@ -119,6 +125,17 @@ class WgmmaTiles:
     stages: int = 4
     splits: int = 1
     element_bytes: int = 2
+    schedule: str = "blocks"
+    grid: int = 0  # persistent: the blocks (0: one per multiprocessor)
+
+    @property
+    def persistent(self) -> bool:
+        """One block per multiprocessor looping over the tiles (:data:`SCHEDULES`)."""
+        return self.schedule != "blocks"
+
+    @property
+    def pingpong(self) -> bool:
+        return self.schedule == "pingpong"
 
     @property
     def BK(self) -> int:
@@ -126,8 +143,9 @@ class WgmmaTiles:
 
     @property
     def rows(self) -> int:
-        """Rows of the block tile each consumer warpgroup computes."""
-        return self.BM // self.consumers
+        """Rows of the block tile each consumer warpgroup computes (all of them when the consumers take
+        turns on whole tiles)."""
+        return self.BM if self.pingpong else self.BM // self.consumers
 
     @property
     def threads(self) -> int:
@@ -142,16 +160,31 @@ class WgmmaTiles:
         return (self.BM + self.BN) * ROW_BYTES
 
     @property
+    def ring_bytes(self) -> int:
+        return self.stages * self.stage_bytes
+
+    @property
     def epilogue_bytes(self) -> int:
+        """The f32 sums the epilogue reads: the block tile's (the consumers taking turns on whole tiles take
+        turns on it too)."""
         return self.BM * self.BN * 4
 
     @property
     def shared_bytes(self) -> int:
-        return max(self.stages * self.stage_bytes, self.epilogue_bytes)
+        """One block's dynamic shared memory: the epilogue reuses the ring unless the block goes on to
+        another tile (persistent), whose loads then fill the ring under the epilogue."""
+        if self.persistent:
+            return self.ring_bytes + self.epilogue_bytes
+        return max(self.ring_bytes, self.epilogue_bytes)
 
     def invalid(self) -> str | None:
-        if self.consumers < 1 or self.BM % self.consumers or self.rows % 64 or self.rows > 256:
+        if self.schedule not in SCHEDULES:
+            return f"schedule {self.schedule!r} is not one of {', '.join(SCHEDULES)}"
+        if self.consumers < 1 or self.BM % self.consumers and not self.pingpong or self.rows % 64 or self.rows > 256:
             return f"block rows {self.BM} do not split into {self.consumers} warpgroups of a multiple of 64 rows"
+        if self.rows * self.BN // WARPGROUP > MAX_ACCUMULATOR_REGISTERS:
+            return f"a consumer warpgroup's {self.rows}x{self.BN} f32 sums take {self.rows * self.BN // WARPGROUP} " \
+                   f"registers per thread, more than {MAX_ACCUMULATOR_REGISTERS}"
         if self.BN % 8 or not 8 <= self.BN <= 256:
             return f"block columns {self.BN}: wgmma's n is a multiple of 8 up to 256"
         if self.BM > 256:
@@ -163,9 +196,12 @@ class WgmmaTiles:
     def describe(self) -> str:
         split = f", k split in {self.splits} slices (partial sums added in slice order by a second launch)" \
             if self.splits > 1 else ""
+        turns = " taking turns on whole tiles" if self.pingpong else ""
+        schedule = f", persistent ({self.schedule}: a block per multiprocessor over the tiles)" \
+            if self.persistent else ""
         return (f"block tile {self.BM}x{self.BN}, k step {self.BK}, {self.consumers} consumer warpgroup"
-                f"{'s' if self.consumers > 1 else ''} of m{self.rows}n{self.BN} and a producer, {self.stages} stages"
-                f"{split}")
+                f"{'s' if self.consumers > 1 else ''} of m{self.rows}n{self.BN}{turns} and a producer, {self.stages} "
+                f"stages{split}{schedule}")
 
 
 @dataclass(frozen=True)
@@ -265,14 +301,15 @@ def estimate_wgmma_seconds(sizes: tuple[int, int, int, int], tiles: WgmmaTiles, 
 
 def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages: int = 0,
                        forced: tuple[int, ...] = (), splits: int = 0, b_mn_major: bool = False,
-                       element_bytes: int = 2) -> WgmmaTiles | str:
+                       element_bytes: int = 2, schedule: str = "") -> WgmmaTiles | str:
     """The tiles for a ``batch x M x N x K`` contraction: ``forced`` = (BM, BN, consumers) if given, else the
     candidate of :data:`TILE_CANDIDATES` (columns narrowed to ``N`` rounded up to 8 when ``N`` is smaller)
     and the split of k (``splits``: 0 chosen from :data:`SPLITS`, slices of at least 4 k steps; 1 off)
     with the least :func:`estimate_wgmma_seconds` (ties: the earlier candidate, fewer slices); as many
     stages (at most 4) as the shared memory per block holds and the slices' k steps use. An MN-major B
     (``b_mn_major``) takes whole 64-column chunks: ``N`` rounded up to 64. ``element_bytes``: the
-    operands' (2, or 1 for 8-bit floats: k steps of 128)."""
+    operands' (2, or 1 for 8-bit floats: k steps of 128). ``schedule``: one of :data:`SCHEDULES` (default:
+    "blocks")."""
     _, _, n, k = sizes
     steps = -(-k // k_step(element_bytes))
     candidates = [forced] if forced else TILE_CANDIDATES
@@ -285,8 +322,8 @@ def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages:
             why = f"an MN-major B takes whole 64-column chunks, not {bn} columns"
             continue
         for split in split_options:
-            tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split, element_bytes), gpu, stages,
-                                 -(-steps // split))
+            tiles = _with_stages(WgmmaTiles(bm, bn, consumers, 2, split, element_bytes, schedule or "blocks"), gpu,
+                                 stages, -(-steps // split))
             bad = tiles.invalid() or _too_big(tiles, gpu)
             if bad:
                 why = bad
@@ -299,7 +336,7 @@ def choose_wgmma_tiles(sizes: tuple[int, int, int, int], gpu: GPUTarget, stages:
 
 def _with_stages(t: WgmmaTiles, gpu: GPUTarget, stages: int, steps: int) -> WgmmaTiles:
     s = stages or min(MAX_STAGES, max(2, steps))
-    while s > 2 and max(s * t.stage_bytes, t.epilogue_bytes) > gpu.shared_memory_per_block_optin - 1024:
+    while s > 2 and replace(t, stages=s).shared_bytes > gpu.shared_memory_per_block_optin - 1024:
         s -= 1
     return replace(t, stages=s)
 
@@ -348,33 +385,37 @@ class _Kernel:
         batch, m, n, _ = c.sizes
         self.da = self._descriptor(self.plan.a, self.bk if self.plan.a_mn_major else t.BM)  # K x 64 chunks
         self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.BN)  # K x 64 chunks
-        cols, rows = -(-n // t.BN), -(-m // t.BM)
+        self.cols, self.rows = -(-n // t.BN), -(-m // t.BM)
+        self.tiles = self.cols * self.rows * batch * t.splits
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
             shape = (t.splits, *(c.trips[lp] for lp in c.band))
             alloc = AllocOp(memref(shape, f32), location=self.loc, name_hint="partial_sums")
             c.nest.parent.insert_before(c.nest, alloc)
             self.workspace = alloc.results[0]
-        launch = new_launch(host, c.nest, [host.constant(cols), host.constant(rows), host.constant(batch * t.splits)],
-                            (t.threads, 1, 1))
-        self.bx, self.by, self.bz, self.tid = launch.body.args[:4]
+        self.grid = min(self.tiles, t.grid or self.gpu.sm_count)  # persistent: a block per multiprocessor
+        grid = [self.grid, 1, 1] if t.persistent else [self.cols, self.rows, batch * t.splits]
+        launch = new_launch(host, c.nest, [host.constant(x) for x in grid], (t.threads, 1, 1))
+        self.block = launch.body.args[:3]
+        self.tid = launch.body.args[3]
         at = self.top = _At(launch.body.ops[-1], self.loc)
-        self.bx, self.by = raster_order(cols, rows, self.gpu.sm_count, self.bx, self.by, at)
-        # grid z runs (slice, batch), the batch fastest
-        self.slice = at.apply(_d(0).floordiv(batch), [self.bz], "slice") if batch > 1 else self.bz
-        self.batch = at.apply(_d(0) % batch, [self.bz], "batch") if batch > 1 else None
-        self.bar_id, self.bar_threads = (at.add(ConstantOp.of(v, i32, location=self.loc)).results[0]
-                                         for v in (1, t.consumers * WARPGROUP))
         self.smem = at.add(AllocOp(memref((t.shared_bytes,), i8, WORKGROUP), location=self.loc,
                                    name_hint="smem")).results[0]
         group = MBarrierGroupType(WORKGROUP, t.stages)
         self.full = at.add(MBarrierCreateOp(group, location=self.loc, name_hint="full")).results[0]
         self.empty = at.add(MBarrierCreateOp(group, location=self.loc, name_hint="empty")).results[0]
-        self.row0 = at.apply(_d(0) * t.BM, [self.by], "row0")
-        self.col0 = at.apply(_d(0) * t.BN, [self.bx], "col0")
+        self.turn = self.drained = None
+        if t.pingpong:
+            self.turn, self.drained = (at.add(MBarrierCreateOp(MBarrierGroupType(WORKGROUP, t.consumers),
+                                                               location=self.loc, name_hint=x)).results[0]
+                                       for x in ("turn", "drained"))
         first = self._if(at, [_d(0)], [self.tid], eq=True)
         for s in range(t.stages):
             first.add(MBarrierInitOp(self.full, self._c(s), self._c(1), location=self.loc))
-            first.add(MBarrierInitOp(self.empty, self._c(s), self._c(t.consumers), location=self.loc))
+            first.add(MBarrierInitOp(self.empty, self._c(s), self._c(1 if t.pingpong else t.consumers),
+                                     location=self.loc))
+        for w in range(t.consumers if t.pingpong else 0):  # a consumer's turn: the one before it is done
+            first.add(MBarrierInitOp(self.turn, self._c(w), self._c(WARPGROUP), location=self.loc))
+            first.add(MBarrierInitOp(self.drained, self._c(w), self._c(WARPGROUP), location=self.loc))
         first.add(FenceMbarrierInitOp(location=self.loc))
         at.add(BarrierOp(location=self.loc))
         producer, consumer = self._if(at, [WARPGROUP - 1 - _d(0)], [self.tid], with_else=True)
@@ -388,6 +429,9 @@ class _Kernel:
     def _c(self, value: int) -> Value:
         return self.host.constant(value)
 
+    def _i32(self, at: _At, value: int) -> Value:
+        return at.add(ConstantOp.of(value, i32, location=self.loc)).results[0]
+
     def _if(self, at: _At, exprs: list[AffineExpr], operands: list[Value], eq=False, with_else: bool = False):
         """An ``affine.if`` on ``exprs`` (over ``operands``) ``== 0`` (``eq``: one flag for all, or one per
         expression) or ``>= 0``; emitters into its then (and else) blocks."""
@@ -397,26 +441,68 @@ class _Kernel:
         then = _At(op.then_block.ops[-1], self.loc)
         return (then, _At(op.else_block.ops[-1], self.loc)) if with_else else then
 
-    def _parity(self, at: _At, expr: AffineExpr, kt: Value) -> Value:
-        """``expr(kt) mod 2 == 1`` as an i1."""
-        bit = at.apply(expr % 2, [kt], "phase")
+    def _parity(self, at: _At, expr: AffineExpr, operands: list[Value]) -> Value:
+        """``expr(operands) mod 2 == 1`` as an i1."""
+        bit = at.apply(expr % 2, operands, "phase")
         return at.add(CmpIOp("eq", bit, self._c(1), location=self.loc, name_hint="parity")).results[0]
 
     def _view(self, at: _At, offset: AffineExpr, operands: list[Value], t: MemRefType, name: str) -> Value:
         shift = at.apply(offset, operands, f"{name}_at")
         return at.add(ViewOp(self.smem, shift, [], t, location=self.loc, name_hint=name)).results[0]
 
+    def _over_tiles(self, at: _At, first: Value | None = None, every: int = 1) -> tuple[_At, Value | None]:
+        """An emitter for the work on one tile and the block's tile number ``i`` (``None``: the block's only
+        tile): persistent blocks loop over tiles ``i * grid + block`` (every ``every``-th from ``first``);
+        the tile's coordinates (:meth:`_enter_tile`) are set for what is built inside."""
+        if not self.t.persistent:
+            bx, by, bz = self.block
+            self._enter_tile(at, bx, by, bz)
+            return at, None
+        count = -(-self.tiles // self.grid)
+        loop = at.add(AffineForOp(0, [], -(-count // every), [], 1, [], iv_name="tile", location=self.loc))
+        body = _At(loop.body.ops[-1], self.loc)
+        ops = [loop.induction_var] + ([first] if first is not None else [])
+        i = body.apply(_d(0) * every + (_d(1) if first is not None else 0), ops, "i") if ops[1:] or every > 1 \
+            else loop.induction_var
+        inside = self._if(body, [AffineExpr.constant(self.tiles - 1) - _d(0) * self.grid - _d(1)],
+                          [i, self.block[0]])
+        p = _d(0) * self.grid + _d(1)
+        plane = self.cols * self.rows
+        bz = inside.apply(p.floordiv(plane), [i, self.block[0]], "bz")
+        bx = inside.apply((p % plane) % self.cols, [i, self.block[0]], "bx")
+        by = inside.apply((p % plane).floordiv(self.cols), [i, self.block[0]], "by")
+        self._enter_tile(inside, bx, by, bz)
+        return inside, i
+
+    def _enter_tile(self, at: _At, bx: Value, by: Value, bz: Value) -> None:
+        """The tile of block coordinates ``(bx, by, bz)`` in the raster order; grid z runs (slice, batch), the
+        batch fastest."""
+        t, batch = self.t, self.c.sizes[0]
+        self.bx, self.by = raster_order(self.cols, self.rows, self.gpu.sm_count, bx, by, at)
+        self.slice = at.apply(_d(0).floordiv(batch), [bz], "slice") if batch > 1 else bz
+        self.batch = at.apply(_d(0) % batch, [bz], "batch") if batch > 1 else None
+        self.row0 = at.apply(_d(0) * t.BM, [self.by], "row0")
+        self.col0 = at.apply(_d(0) * t.BN, [self.bx], "col0")
+
+    def _step(self, kt: Value, i: Value | None, shift: int = 0) -> tuple[AffineExpr, list[Value]]:
+        """The block's ring step of k step ``kt + shift`` of its tile ``i``, over the returned operands."""
+        if i is None:
+            return _d(0) + shift, [kt]
+        return _d(1) * self.steps + _d(0) + shift, [kt, i]
+
     def _producer(self, at: _At) -> None:
         """Warpgroup 0: thread 0 fills the ring (the other threads have nothing to do)."""
         t = self.t
         at.add(SetMaxRegisterOp("decrease", PRODUCER_REGISTERS, location=self.loc))
         one = self._if(at, [_d(0)], [self.tid], eq=True)
-        loop = one.add(AffineForOp(0, [], self.steps, [], 1, [], iv_name="kt", location=self.loc))
+        tile, i = self._over_tiles(one)
+        loop = tile.add(AffineForOp(0, [], self.steps, [], 1, [], iv_name="kt", location=self.loc))
         body = _At(loop.body.ops[-1], self.loc)
         kt = loop.induction_var
-        s = body.apply(_d(0) % t.stages, [kt], "stage")
+        g, ops = self._step(kt, i)
+        s = body.apply(g % t.stages, ops, "stage")
         ticks = self._c(WAIT_TICKS)
-        body.add(MBarrierTryWaitParityOp(self.empty, s, self._parity(body, _d(0).floordiv(t.stages) + 1, kt), ticks,
+        body.add(MBarrierTryWaitParityOp(self.empty, s, self._parity(body, g.floordiv(t.stages) + 1, ops), ticks,
                                          location=self.loc))
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
         k0 = body.apply((_d(0) + _d(1) * self.steps) * self.bk, [kt, self.slice], "k0")
@@ -445,10 +531,57 @@ class _Kernel:
             body.add(TmaAsyncLoadOp(desc, [col, k0, *outer], self.full, s, tile, location=self.loc))
 
     def _consumer(self, at: _At) -> None:
-        """Warpgroups 1..: the k loop on the matrix units, then the epilogue."""
+        """Warpgroups 1..: the k loop on the matrix units, then the epilogue (per tile, when persistent)."""
         t = self.t
         at.add(SetMaxRegisterOp("increase", CONSUMER_REGISTERS, location=self.loc))
         wg = at.apply(_d(0).floordiv(WARPGROUP) - 1, [self.tid], "consumer")
+        if t.pingpong:
+            at, i = self._over_tiles(at, wg, t.consumers)
+            self._wait_turn(at, i, self.turn)
+        else:
+            at, i = self._over_tiles(at)
+        acc = self._k_loop(at, wg, i)
+        if t.pingpong:  # the next tile's consumer may start its k loop: this one's steps are all waited for
+            nxt = at.apply((_d(0) + 1) % t.consumers, [wg], "next_consumer")
+            at.add(MBarrierArriveOp(self.turn, nxt, location=self.loc))
+        at.add(WgmmaWaitGroupSyncOp(0, location=self.loc))
+        if t.persistent:  # the last step's stage goes back to the producer too
+            g, ops = self._step(self._c(0), i, self.steps - 1)
+            last = self._if(at, [_d(0) % WARPGROUP], [self.tid], eq=True)
+            last.add(MBarrierArriveOp(self.empty, last.apply(g % t.stages, ops, "done_stage"), location=self.loc))
+        if t.pingpong:  # the warpgroup's own named barrier (ids 1, 2, ...)
+            bar_id = at.add(IndexCastOp(at.apply(_d(0) + 1, [wg], "barrier"), i32, location=self.loc)).results[0]
+        else:
+            bar_id = self._i32(at, 1)
+        bar_threads = self._i32(at, WARPGROUP if t.pingpong else t.consumers * WARPGROUP)
+        # no consumer still reads the sums' buffer (the ring, or the last tile's sums) ...
+        if t.pingpong:  # ... the previous tile's consumer has read all of it
+            self._wait_turn(at, i, self.drained)
+        else:
+            at.add(NamedBarrierOp(bar_id, bar_threads, location=self.loc))
+        base = t.ring_bytes if t.persistent else 0
+        part = self._view(at, base + _d(0) * (0 if t.pingpong else t.rows * t.BN * 4), [wg],
+                          memref((t.rows, t.BN), f32, WORKGROUP), "sums")
+        at.add(WarpgroupMmaStoreOp(acc, part, location=self.loc))
+        at.add(NamedBarrierOp(bar_id, bar_threads, location=self.loc))  # ... and all of them are in it
+        self._epilogue(at)
+        if t.pingpong:  # the next tile's consumer may store its sums
+            at.add(MBarrierArriveOp(self.drained, at.apply((_d(0) + 1) % t.consumers, [wg], "next_consumer"),
+                                    location=self.loc))
+
+    def _wait_turn(self, at: _At, i: Value, group: Value) -> None:
+        """Taking turns, tile ``i`` waits for tile ``i - 1``'s consumer (its 128 threads arrive on ``group``'s
+        barrier of this consumer): on ``turn``, until it has waited for all its k steps, so that a wait on a
+        stage's ``full`` barrier never passes on the phase of an earlier tile's step; on ``drained``, until it
+        has read all of the epilogue's sums."""
+        after = self._if(at, [_d(0) - 1], [i])
+        wg = after.apply(_d(0) % self.t.consumers, [i], "me")
+        after.add(MBarrierTryWaitParityOp(group, wg, self._parity(after, (_d(0) - 1).floordiv(self.t.consumers), [i]),
+                                          self._c(WAIT_TICKS), location=self.loc))
+
+    def _k_loop(self, at: _At, wg: Value, i: Value | None) -> Value:
+        """The consumer's k loop on tile ``i``: returns the accumulator."""
+        t = self.t
         acc_t = WarpgroupAccumulatorType(vector((t.rows, t.BN), f32))
         acc0 = at.add(WarpgroupMmaInitAccumulatorOp(acc_t, location=self.loc, name_hint="acc")).results[0]
         loop = at.add(AffineForOp(0, [], self.steps, [], 1, [acc0], iv_name="kt", location=self.loc))
@@ -456,12 +589,16 @@ class _Kernel:
         loop.body.append(marker)
         body = _At(marker, self.loc)
         kt, acc = loop.induction_var, loop.body.args[1]
-        s = body.apply(_d(0) % t.stages, [kt], "stage")
-        body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, _d(0).floordiv(t.stages), kt),
+        g, ops = self._step(kt, i)
+        s = body.apply(g % t.stages, ops, "stage")
+        body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, g.floordiv(t.stages), ops),
                                          self._c(WAIT_TICKS), location=self.loc))
         a_t = memref((self.bk, t.rows) if self.plan.a_mn_major else (t.rows, self.bk), self.el, WORKGROUP)
         b_t = memref((self.bk, t.BN) if self.plan.b_mn_major else (t.BN, self.bk), self.el, WORKGROUP)
-        a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
+        if t.pingpong:  # the whole tile's rows
+            a = self._view(body, _d(0) * t.stage_bytes, [s], a_t, "a_part")
+        else:
+            a = self._view(body, _d(0) * t.stage_bytes + _d(1) * (t.rows * ROW_BYTES), [s, wg], a_t, "a_part")
         b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], b_t, "b_tile")
         da = body.add(WarpgroupGenerateDescriptorOp(a, self.da, WarpgroupDescriptorType(a_t), location=self.loc,
                                                     name_hint="desc_a")).results[0]
@@ -472,28 +609,26 @@ class _Kernel:
                                       name_hint="acc")).results[0]
         # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer
         release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
-        release.add(MBarrierArriveOp(self.empty, release.apply((_d(0) - 1) % t.stages, [kt], "done_stage"),
+        prev, prev_ops = self._step(kt, i, -1)
+        release.add(MBarrierArriveOp(self.empty, release.apply(prev % t.stages, prev_ops, "done_stage"),
                                      location=self.loc))
         body.add(AffineYieldOp([nxt], location=self.loc))
         marker.erase()
-        acc = loop.results[0]
-        at.add(WgmmaWaitGroupSyncOp(0, location=self.loc))
-        at.add(NamedBarrierOp(self.bar_id, self.bar_threads, location=self.loc))  # the consumers are done with the ring
-        part = self._view(at, _d(0) * (t.rows * t.BN * 4), [wg], memref((t.rows, t.BN), f32, WORKGROUP), "sums")
-        at.add(WarpgroupMmaStoreOp(acc, part, location=self.loc))
-        at.add(NamedBarrierOp(self.bar_id, self.bar_threads, location=self.loc))
-        self._epilogue(at)
+        return loop.results[0]
 
     def _epilogue(self, at: _At) -> None:
-        """Each consumer thread runs the nest's ops around the reduction on its share of the block tile's
-        sums (in shared memory), consecutive threads on consecutive columns."""
+        """The consumer threads (of the tile: one warpgroup when they take turns) run the nest's ops around
+        the reduction on their share of the tile's sums (in shared memory), consecutive threads on
+        consecutive columns."""
         t, c, plan = self.t, self.c, self.plan.mma
-        threads = t.consumers * WARPGROUP
-        sums = self._view(at, AffineExpr.constant(0), [], memref((t.BM, t.BN), f32, WORKGROUP), "tile_sums")
+        threads = WARPGROUP if t.pingpong else t.consumers * WARPGROUP
+        base = t.ring_bytes if t.persistent else 0
+        sums = self._view(at, AffineExpr.constant(base), [], memref((t.BM, t.BN), f32, WORKGROUP), "tile_sums")
         count = -(-(t.BM * t.BN) // threads)
         loop = at.add(AffineForOp(0, [], count, [], 1, [], iv_name="e", location=self.loc))
         body = _At(loop.body.ops[-1], self.loc)
-        e = _d(0) * threads + _d(1) - WARPGROUP  # over (e, tid)
+        # over (e, tid): the thread's number among the tile's
+        e = _d(0) * threads + (_d(1) % WARPGROUP if t.pingpong else _d(1) - WARPGROUP)
         r, col = e.floordiv(t.BN), e % t.BN
         ops = [loop.induction_var, self.tid]
         row_e = r.replace([_d(0), _d(1)]) + _d(2) * t.BM
@@ -503,9 +638,8 @@ class _Kernel:
         if (t.BM * t.BN) % threads:
             cons.append(AffineExpr.constant(t.BM - 1) - r)
         inside = body
-        guard_ops = ops
         if cons:
-            inside = self._if(body, cons, guard_ops)
+            inside = self._if(body, cons, ops)
         mapping: dict = {}
         rv = inside.apply(r, ops, "r")
         cv = inside.apply(col, ops, "c")
