@@ -30,7 +30,8 @@ needs_gpu = pytest.mark.skipif(not HAVE_GPU, reason=f"no usable GPU: {cuda_drive
 
 WG = "#gpu.address_space<workgroup>"
 
-#: One warpgroup: TMA loads a 64x64 f16 tile of A and of B (N x K, K-major) into 1024-aligned views of a
+#: One warpgroup: TMA loads a 64x64 f16 tile of A and of B (N x K, K-major; its wgmma descriptor is of the
+#: logical K x N tile, square here) into 1024-aligned views of a
 #: workgroup byte buffer, waits on an mbarrier, C = A @ B^T with one warpgroup.mma (4 wgmmas m64n64k16).
 TILE = """
 !barrierType = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
@@ -85,6 +86,7 @@ GEMM = """
 !tA = !nvgpu.tensormap.descriptor<tensor = memref<128x64xf16, WG>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
 !tC = !nvgpu.tensormap.descriptor<tensor = memref<128x128xf32, WG>, swizzle = none, l2promo = none, oob = zero, interleave = none>
 !wA = !nvgpu.warpgroup.descriptor<tensor = memref<128x64xf16, WG>>
+!wB = !nvgpu.warpgroup.descriptor<tensor = memref<64x128xf16, WG>>
 !acc = !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>>
 func.func @gemm(%A: memref<128x256xf16>, %B: memref<128x256xf16>, %C: memref<128x128xf32>) {
   %c0 = arith.constant 0 : index
@@ -105,6 +107,7 @@ func.func @gemm(%A: memref<128x256xf16>, %B: memref<128x256xf16>, %C: memref<128
     %buf = memref.alloc() : memref<98304xi8, WG>
     %smA = memref.view %buf[%c0][] : memref<98304xi8, WG> to memref<128x64xf16, WG>
     %smB = memref.view %buf[%c16384][] : memref<98304xi8, WG> to memref<128x64xf16, WG>
+    %smBt = memref.view %buf[%c16384][] : memref<98304xi8, WG> to memref<64x128xf16, WG>
     %smC = memref.view %buf[%c32768][] : memref<98304xi8, WG> to memref<128x128xf32, WG>
     %bar = nvgpu.mbarrier.create -> !bar
     %leader = arith.cmpi eq, %tx, %c0 : index
@@ -121,8 +124,8 @@ func.func @gemm(%A: memref<128x256xf16>, %B: memref<128x256xf16>, %C: memref<128
       nvgpu.tma.async.load %dB[%kk, %c0], %bar[%c0] to %smB, predicate = %leader : !tA, !bar -> memref<128x64xf16, WG>
       nvgpu.mbarrier.try_wait.parity %bar[%c0], %parity, %ticks : !bar
       %wA = nvgpu.warpgroup.generate.descriptor %smA, %dA : memref<128x64xf16, WG>, !tA -> !wA
-      %wB = nvgpu.warpgroup.generate.descriptor %smB, %dB : memref<128x64xf16, WG>, !tA -> !wA
-      %r = nvgpu.warpgroup.mma %wA, %wB, %acc waitGroup = WAIT transposeB : !wA, !wA, !acc -> !acc
+      %wB = nvgpu.warpgroup.generate.descriptor %smBt, %dB : memref<64x128xf16, WG>, !tA -> !wB
+      %r = nvgpu.warpgroup.mma %wA, %wB, %acc waitGroup = WAIT transposeB : !wA, !wB, !acc -> !acc
       gpu.barrier
       affine.yield %r : !acc
     }
@@ -167,7 +170,7 @@ func.func @roles(%out: memref<256xf32>) {
 
 def tile(el: str, m: int, n: int) -> str:
     """One warpgroup, ``C = A @ B^T`` for an M x 64 A and N x 64 B of ``el`` (one 128-byte swizzled row
-    each): mbarrier 1 of a group of 2 counts the leader's expect_tx and every thread's arrive; two
+    each; B's wgmma descriptor is of the logical 64 x N tile, a second view of the bytes, as upstream): mbarrier 1 of a group of 2 counts the leader's expect_tx and every thread's arrive; two
     chained warpgroup.mma (waitGroup 1, then 0) give 2 * A @ B^T."""
     bytes_a, bytes_b = m * 128, n * 128
     return f"""
@@ -175,7 +178,7 @@ def tile(el: str, m: int, n: int) -> str:
 !tA = !nvgpu.tensormap.descriptor<tensor = memref<{m}x64x{el}, {WG}>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !tB = !nvgpu.tensormap.descriptor<tensor = memref<{n}x64x{el}, {WG}>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 !wA = !nvgpu.warpgroup.descriptor<tensor = memref<{m}x64x{el}, {WG}>>
-!wB = !nvgpu.warpgroup.descriptor<tensor = memref<{n}x64x{el}, {WG}>>
+!wB = !nvgpu.warpgroup.descriptor<tensor = memref<64x{n}x{el}, {WG}>>
 !acc = !nvgpu.warpgroup.accumulator<fragmented = vector<{m}x{n}xf32>>
 func.func @t(%A: memref<{m}x64x{el}>, %B: memref<{n}x64x{el}>, %C: memref<{m}x{n}xf32>) {{
   %c0 = arith.constant 0 : index
@@ -197,6 +200,7 @@ func.func @t(%A: memref<{m}x64x{el}>, %B: memref<{n}x64x{el}>, %C: memref<{m}x{n
     %buf = memref.alloc() : memref<{bytes_a + bytes_b}xi8, {WG}>
     %smA = memref.view %buf[%c0][] : memref<{bytes_a + bytes_b}xi8, {WG}> to memref<{m}x64x{el}, {WG}>
     %smB = memref.view %buf[%cB][] : memref<{bytes_a + bytes_b}xi8, {WG}> to memref<{n}x64x{el}, {WG}>
+    %smBt = memref.view %buf[%cB][] : memref<{bytes_a + bytes_b}xi8, {WG}> to memref<64x{n}x{el}, {WG}>
     %bar = nvgpu.mbarrier.create -> !bar
     %leader = arith.cmpi eq, %tx, %c0 : index
     nvgpu.mbarrier.init %bar[%c1], %c129, predicate = %leader : !bar
@@ -207,7 +211,7 @@ func.func @t(%A: memref<{m}x64x{el}>, %B: memref<{n}x64x{el}>, %C: memref<{m}x{n
     %tok = nvgpu.mbarrier.arrive %bar[%c1] : !bar -> !nvgpu.mbarrier.token
     nvgpu.mbarrier.try_wait.parity %bar[%c1], %false, %ticks : !bar
     %wA = nvgpu.warpgroup.generate.descriptor %smA, %dA : memref<{m}x64x{el}, {WG}>, !tA -> !wA
-    %wB = nvgpu.warpgroup.generate.descriptor %smB, %dB : memref<{n}x64x{el}, {WG}>, !tB -> !wB
+    %wB = nvgpu.warpgroup.generate.descriptor %smBt, %dB : memref<64x{n}x{el}, {WG}>, !tB -> !wB
     %acc = nvgpu.warpgroup.mma.init.accumulator -> !acc
     %r = nvgpu.warpgroup.mma %wA, %wB, %acc transposeB : !wA, !wB, !acc -> !acc
     %r2 = nvgpu.warpgroup.mma %wA, %wB, %r waitGroup = 0 transposeB : !wA, !wB, !acc -> !acc

@@ -302,3 +302,45 @@ def test_a_pingpong_kernel_compiles_for_sm_90a():
         return
     cubin, log = nvrtc_compile(src, "sm_90a")
     assert cubin and log == ""
+
+
+UPSTREAM = {  # (module, options): the production tiles, one and two consumers, 8-bit floats, both layouts
+    "f16 128x256 two consumers": (lambda: L.matmul(256, 512, 128, dtype="f16", transpose_b=True),
+                                  "wgmma-tiles=128,256,2"),
+    "bf16 B K x N 128x128 pingpong": (lambda: L.matmul(256, 256, 128, dtype="bf16"),
+                                      "wgmma-tiles=128,128,2 wgmma-schedule=pingpong"),
+    "f16 64x40 one consumer": (lambda: L.matmul(64, 40, 128, dtype="f16", transpose_b=True), ""),
+    "f16 A K x M, B N x K": (lambda: L.matmul(128, 96, 64, dtype="f16", transpose_a=True, transpose_b=True), ""),
+    "e4m3 128x48": (lambda: L.scaled_matmul(128, 48, 256), "wgmma-tiles=128,48,2"),
+    "bf16 batched 2x64x24": (lambda: L.batch_matmul(2, 64, 24, 128, dtype="bf16", transpose_b=True), ""),
+}
+IREE_OPT = __import__("shutil").which("iree-opt")
+
+
+@pytest.mark.skipif(IREE_OPT is None, reason="iree-opt (upstream MLIR) not on PATH")
+@pytest.mark.parametrize("name", list(UPSTREAM))
+def test_upstream_mlir_verifies_the_mapped_kernels(name):
+    """Upstream's verifier (iree-opt) accepts every mapped kernel: the wgmma descriptors are of the logical
+    ``M x K`` and ``K x N`` tiles whatever the layout (checked ``A[1] == B[0]``), a K-major B's ``N x K`` TMA box
+    viewed again as ``K x N`` -- before this, only square B tiles verified there. Upstream refuses transposeA
+    without transposeB (an MN-major A with an MN-major B), which runs here: that one is refused with its reason."""
+    import subprocess
+
+    build, options = UPSTREAM[name]
+    out, decisions = map_wgmma(build(), options)
+    assert "warpgroup MMA (sm_90a)" in decisions[0].message, decisions[0].message
+    proc = subprocess.run([IREE_OPT, "-"], input=str(out), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[:2000]
+    mma = ops_of(out, WarpgroupMmaOp)[0]
+    a, b = mma.descriptor_a.type.tensor.shape, mma.descriptor_b.type.tensor.shape
+    assert a[1] == b[0] and (a[0], b[1]) == mma.matrix_c.type.fragmented.shape
+
+
+@pytest.mark.skipif(IREE_OPT is None, reason="iree-opt (upstream MLIR) not on PATH")
+def test_upstream_mlir_refuses_an_mn_major_a_with_an_mn_major_b_which_runs_here():
+    import subprocess
+
+    m = L.matmul(128, 128, 64, dtype="f16", transpose_a=True)
+    out, _ = check_same_bits(m)
+    proc = subprocess.run([IREE_OPT, "-"], input=str(out), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "supports non-transpose A (Row Major) and transpose B (Column Major)" in proc.stderr

@@ -329,11 +329,13 @@ REFUSALS = [
      "the result has N = 264: it must be a multiple of 8 from 8 to 256"),
     ("%x = nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x64xf16>>", 7,
      "f32 accumulators only, for now (f16 is not supported yet)"),
-    ("%r = nvgpu.warpgroup.mma %wa, %wb, %acc transposeA transposeB : !WA, !WB, !Acc -> !Acc", 7,
-     "'nvgpu.warpgroup.mma' op A (memref<128x64xf16, 3>, K x M) and B (memref<64x64xf16, 3>, N x K with transposeB) "
-     "differ in K: 128 and 64"),
+    ("%r = nvgpu.warpgroup.mma %wb, %wa, %acc transposeA transposeB : !WB, !WA, !Acc -> !Acc", 7,
+     "'nvgpu.warpgroup.mma' op A (memref<64x64xf16, 3>: M x K) and B (memref<128x64xf16, 3>: K x N) differ in K: 64 "
+     "and 128"),
+    # B's descriptor is of the logical K x N tile (upstream's), whatever transposeB says of its layout
     ("%r = nvgpu.warpgroup.mma %wa, %wa, %acc transposeB : !WA, !WA, !Acc -> !Acc", 7,
-     "'nvgpu.warpgroup.mma' op the accumulator vector<128x64xf32> must be M x N = 128 x 128"),
+     "'nvgpu.warpgroup.mma' op A (memref<128x64xf16, 3>: M x K) and B (memref<128x64xf16, 3>: K x N) differ in K: 64 "
+     "and 128"),
     ("%x = nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<128x32xf32>>\n"
      "%r = nvgpu.warpgroup.mma %wa, %wb, %x transposeB : !WA, !WB, <fragmented = vector<128x32xf32>> -> <fragmented = vector<128x32xf32>>",
      8, "must be M x N = 128 x 64"),
@@ -373,7 +375,7 @@ def test_verifier_refusals_name_the_op_and_its_location(body, line, message):
 
 def test_k_other_than_64_is_not_supported_yet():
     a = air.types.WarpgroupDescriptorType(memref((128, 32), "f16", 3))
-    b = air.types.WarpgroupDescriptorType(memref((64, 32), "f16", 3))
+    b = air.types.WarpgroupDescriptorType(memref((32, 64), "f16", 3))
     acc = WarpgroupAccumulatorType(vector((128, 64), "f32"))
     from affine_ir.dialects.func import FuncOp
 

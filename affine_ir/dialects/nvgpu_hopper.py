@@ -39,16 +39,20 @@ reach them together.
 ``m64nNk16``: f16 or bf16 inputs, f32 accumulators (f16 accumulators are not supported yet), N a multiple
 of 8 from 8 to 256. The accumulator ``vector<M x N x f32>`` is the warpgroup's whole M x N tile, M a
 multiple of 64 (M / 64 rows of wgmma instructions). A and B are read from shared memory through the
-descriptors ``warpgroup.generate.descriptor`` makes of their tiles. A is M x K and K-major (row-major
-M x K; with ``transposeA`` it would be K x M, not supported yet), K = 64: one 128-byte row of 16-bit
-elements, the ``swizzle_128b`` span. B is K x N: with ``transposeB`` its tile is the K-major N x K
-(row-major N x K, each column of B contiguous); without, B is MN-major: its tile is the K x N memref,
-N a multiple of 64, stored as N / 64 column chunks one after the other, each a swizzled K x 64 block
-(64 elements = 128 bytes a row; element ``(k, n)`` at byte ``(n // 64) * K * 128 + k * 128 + (n % 64)
-* 2`` of the tile before the swizzle) -- what TMA loads of K x 64 boxes into consecutive views make. Anything
-else is a verifier error saying "not supported yet". (Upstream's verifier reads B's tile as K x N
-whatever ``transposeB`` says; here shared memory is physical, so a K-major B's tile is N x K. The two
-agree when N = K.)
+descriptors ``warpgroup.generate.descriptor`` makes of their tiles. As upstream, the descriptors' tile
+types are the logical operands, A ``M x K`` and B ``K x N`` (the verifier checks ``A[1] == B[0]``), and the
+flags say how they lie in shared memory (NVVM's layouts: ``transposeA`` makes A ``col``, ``transposeB`` B
+``col``). K = 64: one 128-byte row of 16-bit elements, the ``swizzle_128b`` span (128 of 8-bit ones). A
+without ``transposeA`` is K-major: row-major ``M x K``, a swizzled row of K per row of A; with it, MN-major:
+stored ``K x M`` as M / 64 column chunks (below). B with ``transposeB`` is K-major: stored row-major
+``N x K`` (each column of B contiguous, a swizzled row of K per column); without, MN-major: stored ``K x N``,
+N a multiple of 64, as N / 64 column chunks one after the other, each a swizzled K x 64 block (64 elements
+= 128 bytes a row; element ``(k, n)`` at byte ``(n // 64) * K * 128 + k * 128 + (n % 64) * 2`` of the tile
+before the swizzle) -- what TMA loads of K x 64 boxes into consecutive views make. So a K-major B's
+``memref<K x N>`` tile (a view of the bytes a TMA box of ``N x K`` filled) has its shape, not its layout, from
+its type. 8-bit floats are K-major only (no ``transposeA``, ``transposeB`` required). Anything else is a
+verifier error saying "not supported yet". Upstream also refuses ``transposeA`` without ``transposeB``
+(an MN-major A with an MN-major B), which this dialect runs.
 
 Each thread holds its part of the accumulator (PTX "wgmma .m64nNk16 register fragment D"): for thread
 ``t`` of the warpgroup (0 .. 127), warp ``w = t // 32``, lane ``l = t % 32``, ``g = l // 4`` and

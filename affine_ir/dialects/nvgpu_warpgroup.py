@@ -29,7 +29,7 @@ from .nvgpu import is_shared, parse_keyword_attrs
 __all__ = ["WarpgroupGenerateDescriptorOp", "WarpgroupMmaInitAccumulatorOp", "WarpgroupMmaOp", "WarpgroupMmaStoreOp"]
 
 WGMMA_INPUTS = (f16, bf16, f8E4M3FN, f8E5M2)
-#: Inputs wgmma reads K-major only (no imm-trans operands): both tiles N x K / M x K.
+#: Inputs wgmma reads K-major only (no imm-trans operands): A without transposeA, B with transposeB.
 K_MAJOR_ONLY = (f8E4M3FN, f8E5M2)
 SUPPORTED_SWIZZLE = "swizzle_128b"
 
@@ -88,11 +88,6 @@ class WarpgroupGenerateDescriptorOp(Operation):
         if d.swizzle != SUPPORTED_SWIZZLE or d.interleave != "none":
             raise self.error(f"supports tensor maps with swizzle = {SUPPORTED_SWIZZLE} and interleave = none only "
                              f"(swizzle = {d.swizzle}, interleave = {d.interleave} is not supported yet)")
-        row = t.shape[-1] * (element_size_in_bytes(t.element_type) or 0)
-        span = swizzle_bytes(d.swizzle)
-        if not row or row % span:
-            raise self.error(f"the tile's rows must be {span} bytes (the {d.swizzle} span; a multiple of it for an "
-                             f"MN-major tile of column chunks), got {row} bytes in {t}")
         verify_swizzle_alignment(self, self.tensor, d.swizzle, "tile")
 
 
@@ -227,27 +222,22 @@ class WarpgroupMmaOp(Operation):
             raise self.error(f"supports f16, bf16, f8E4M3FN or f8E5M2 inputs of one type only, got {a.element_type} "
                              f"and {b.element_type} (others are not supported yet)")
         if el in K_MAJOR_ONLY and (self.transpose_a or not self.transpose_b):
-            raise self.error(f"{el} operands are read K-major only: A must be M x K without transposeA and B N x K "
-                             f"with transposeB, got {a} and {b}")
+            raise self.error(f"{el} operands are read K-major only: A without transposeA and B with transposeB "
+                             f"(stored N x K), got {'transposeA' if self.transpose_a else 'no transposeB'}")
         span_elems = swizzle_bytes(SUPPORTED_SWIZZLE) // (element_size_in_bytes(el) or 1)
-        (m, k) = a.shape[::-1] if self.transpose_a else a.shape
-        if self.transpose_a and m % span_elems:
-            raise self.error(f"an MN-major A ({a}, K x M with transposeA) needs M a multiple of {span_elems} (whole "
-                             f"128-byte column chunks), got {m}")
-        (n, kb) = b.shape if self.transpose_b else b.shape[::-1]
-        layout = "N x K with transposeB" if self.transpose_b else "K x N"
+        (m, k), (kb, n) = a.shape, b.shape
         if k != kb:
-            raise self.error(f"A ({a}, {'K x M' if self.transpose_a else 'M x K'}) and B ({b}, {layout}) differ in K: "
-                             f"{k} and {kb}")
+            raise self.error(f"A ({a}: M x K) and B ({b}: K x N) differ in K: {k} and {kb}")
         if k != span_elems:
             raise self.error(f"supports K = {span_elems} (128-byte rows of {el}) only, got K = {k} (not supported yet)")
+        if self.transpose_a and m % span_elems:
+            raise self.error(f"an MN-major A ({a} with transposeA: stored K x M) needs M a multiple of {span_elems} "
+                             f"(whole 128-byte column chunks), got {m}")
         if not self.transpose_b and n % span_elems:
-            raise self.error(f"an MN-major B ({b}, K x N) needs N a multiple of {span_elems} (whole 128-byte column "
-                             f"chunks), got {n}")
+            raise self.error(f"an MN-major B ({b} without transposeB: stored K x N) needs N a multiple of "
+                             f"{span_elems} (whole 128-byte column chunks), got {n}")
         if acc.shape != (m, n):
-            a_layout = "K x M" if self.transpose_a else "M x K"
-            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is {a_layout} = {a}, B is {layout} = "
-                             f"{b})")
+            raise self.error(f"the accumulator {acc} must be M x N = {m} x {n} (A is {a}, B is {b})")
 
 
 class WarpgroupMmaStoreOp(Operation):

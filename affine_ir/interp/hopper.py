@@ -76,8 +76,9 @@ def _check_alignment(buf: Buffer, span: int, what: str) -> None:
                    f"of its shared buffer, this one starts at byte {_root_offset(buf)}")
 
 
-def tile_read(buf: Buffer, span: int) -> np.ndarray:
-    """The logical (row-major) contents of the shared tile ``buf`` stored swizzled with ``span``."""
+def tile_read(buf: Buffer, span: int, shape: tuple | None = None) -> np.ndarray:
+    """The logical (row-major) contents of the shared tile ``buf`` stored swizzled with ``span``, as a
+    ``shape`` array (default: the buffer's; a K-major B's ``K x N`` view holds ``N x K`` rows)."""
     if not buf.alive:
         raise Trap("access to a deallocated buffer")
     item = buf.array.dtype.itemsize
@@ -85,16 +86,16 @@ def tile_read(buf: Buffer, span: int) -> np.ndarray:
     logical = np.arange(n * item, dtype=np.int64)
     phys = swizzle(logical, span)
     raw = _bytes_view(buf)[phys]
-    return raw.view(buf.array.dtype).reshape(buf.shape)
+    return raw.view(buf.array.dtype).reshape(shape or buf.shape)
 
 
-def tile_read_chunked(buf: Buffer, span: int) -> np.ndarray:
+def tile_read_chunked(buf: Buffer, span: int, shape: tuple | None = None) -> np.ndarray:
     """The logical ``K x N`` contents of an MN-major wgmma tile: ``N / c`` column chunks (``c`` elements of
     ``span`` bytes a row) one after the other, each a swizzled ``K x c`` block (as TMA loads of ``K x c``
-    boxes into consecutive views lay them out)."""
+    boxes into consecutive views lay them out); ``shape``: ``(K, N)`` (default: the buffer's)."""
     if not buf.alive:
         raise Trap("access to a deallocated buffer")
-    rows, cols = buf.shape
+    rows, cols = shape or buf.shape
     item = buf.array.dtype.itemsize
     chunk = span // item
     k = np.arange(rows, dtype=np.int64)[:, None]
@@ -297,10 +298,11 @@ class _Group:
 
 
 def _product(a: WgmmaDescriptor, b: WgmmaDescriptor, c: np.ndarray, transpose_a: bool, transpose_b: bool):
-    """``A * B + C``: A K-major (``M x K`` rows of the swizzle span; with ``transpose_a`` an MN-major ``K x M``
-    of column chunks), B K-major ``N x K`` with ``transpose_b``, else an MN-major ``K x N`` of column chunks."""
-    av = tile_read_chunked(a.tile, a.span).T if transpose_a else tile_read(a.tile, a.span)
-    bv = tile_read(b.tile, b.span).T if transpose_b else tile_read_chunked(b.tile, b.span)
+    """``A * B + C`` of the logical ``M x K`` and ``K x N`` tiles (their views' shapes, as upstream's descriptor
+    types): A K-major (``M`` rows of the swizzle span), with ``transpose_a`` MN-major (stored ``K x M``, column
+    chunks); B with ``transpose_b`` K-major (stored ``N x K``), else MN-major (stored ``K x N``, column chunks)."""
+    av = tile_read_chunked(a.tile, a.span, tuple(a.tile.shape)[::-1]).T if transpose_a else tile_read(a.tile, a.span)
+    bv = tile_read(b.tile, b.span, tuple(b.tile.shape)[::-1]).T if transpose_b else tile_read_chunked(b.tile, b.span)
     m, k = av.shape
     n = bv.shape[1]
     if bv.shape[0] != k or c.shape != (m, n):

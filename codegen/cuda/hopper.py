@@ -53,6 +53,7 @@ from affine_ir.dialects.nvgpu_hopper import (
     TmaAsyncLoadOp,
     TmaAsyncStoreOp,
     WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaOp,
 )
 from affine_ir.traits import view_source
 from affine_ir.types import (
@@ -390,15 +391,13 @@ class HopperOps:
 
     # -- warpgroup MMA ------------------------------------------------------------------------------------
     def op_nvgpu_warpgroup_generate_descriptor(self, op: Operation) -> None:
-        tile: MemRefType = op.tensor.type
         span = swizzle_bytes(op.tensor_map.type.swizzle)
-        row = tile.shape[-1] * (tile.element_type.width // 8)
-        if span is None or row % span:
-            raise self.error(op, f"a wgmma descriptor needs a swizzled tile whose rows are the swizzle span (or a "
-                                 f"multiple: an MN-major tile of column chunks), got {tile} with swizzle "
-                                 f"{op.tensor_map.type.swizzle} (not supported yet)")
+        if span is None:
+            raise self.error(op, f"a wgmma descriptor needs a swizzled tile, got swizzle {op.tensor_map.type.swizzle} "
+                                 f"(not supported yet)")
         fn = self.helper(wgmma_desc_helper())
-        chunk = tile.shape[0] * span if row > span else 16  # between the column chunks of an MN-major tile
+        k = _mn_major_k(self, op)  # an MN-major tile: its column chunks lie K rows of the span apart
+        chunk = k * span if k else 16
         self.define(op.results[0], f"{fn}({self.val(op.tensor)}, {chunk}, {8 * span}, {SWIZZLE_MODE[span]})")
 
     def op_nvgpu_warpgroup_mma_init_accumulator(self, op: Operation) -> None:
@@ -419,10 +418,9 @@ class HopperOps:
             raise self.error(op, "only f16/bf16/f8E4M3FN/f8E5M2 operands of one type are supported yet")
         ptx_type, k_per = WGMMA_TYPES[el]
         if k_per == 32 and (op.transpose_a or not op.transpose_b):
-            raise self.error(op, f"{el} operands are read K-major only: A M x K, B N x K (transposeB)")
-        a_k = a.shape[0] if op.transpose_a else a.shape[1]
+            raise self.error(op, f"{el} operands are read K-major only: A without transposeA, B with transposeB")
+        a_k, b_k = a.shape[1], b.shape[0]  # the logical M x K and K x N tiles (upstream's descriptor types)
         span = a_k * (a.element_type.width // 8)  # the K rows of an MN-major A are one swizzle span too
-        b_k = b.shape[1] if op.transpose_b else b.shape[0]
         if span not in SWIZZLE_MODE or b_k != a_k:
             raise self.error(op, f"A {a} and B {b} must share K, one swizzle span (not supported yet)")
         # per k step (32 bytes of a row: k16, or k32 of 8-bit floats): a K-major tile moves 32 bytes along its
@@ -583,3 +581,22 @@ def _tma_tiles(op: Operation) -> list[Value]:
     if isinstance(op, WarpgroupGenerateDescriptorOp):
         return [op.tensor]
     return []
+
+
+def _mn_major_k(emitter, op: Operation) -> int:
+    """K when the tile of the ``warpgroup.generate.descriptor`` ``op`` is read MN-major (as A with
+    ``transposeA``, as B without ``transposeB``: stored in column chunks), else 0. The descriptor's type is
+    the logical tile either way (upstream's), so the layout comes from the ``warpgroup.mma`` ops using it;
+    ones that disagree are an error."""
+    layouts = set()
+    for use in op.results[0].uses:
+        mma = use.op
+        if isinstance(mma, WarpgroupMmaOp):
+            tile = op.tensor.type
+            if use.index == 0:
+                layouts.add(tile.shape[1] if mma.transpose_a else 0)
+            elif use.index == 1:
+                layouts.add(0 if mma.transpose_b else tile.shape[0])
+    if len(layouts) > 1:
+        raise emitter.error(op, "a wgmma descriptor read both K-major and MN-major by its warpgroup.mma ops")
+    return layouts.pop() if layouts else 0

@@ -593,8 +593,9 @@ class _Kernel:
         s = body.apply(g % t.stages, ops, "stage")
         body.add(MBarrierTryWaitParityOp(self.full, s, self._parity(body, g.floordiv(t.stages), ops),
                                          self._c(WAIT_TICKS), location=self.loc))
-        a_t = memref((self.bk, t.rows) if self.plan.a_mn_major else (t.rows, self.bk), self.el, WORKGROUP)
-        b_t = memref((self.bk, t.BN) if self.plan.b_mn_major else (t.BN, self.bk), self.el, WORKGROUP)
+        # the logical M x K and K x N tiles, as upstream's descriptor types (the flags give their layouts)
+        a_t = memref((t.rows, self.bk), self.el, WORKGROUP)
+        b_t = memref((self.bk, t.BN), self.el, WORKGROUP)
         if t.pingpong:  # the whole tile's rows
             a = self._view(body, _d(0) * t.stage_bytes, [s], a_t, "a_part")
         else:
