@@ -344,3 +344,42 @@ def test_upstream_mlir_refuses_an_mn_major_a_with_an_mn_major_b_which_runs_here(
     out, _ = check_same_bits(m)
     proc = subprocess.run([IREE_OPT, "-"], input=str(out), capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "supports non-transpose A (Row Major) and transpose B (Column Major)" in proc.stderr
+
+
+def test_the_epilogue_stores_its_tile_through_shared_memory_and_tma():
+    """Where the nest ends in its only store (at the row and column, TMA-strided rows), the epilogue writes the
+    output tile to shared memory (in the ring after the sums) and the first consumer thread stores it with one
+    TMA store after a proxy fence and a barrier of the consumers (``tma-store=true``; off by default, slower on
+    the H100); ``tma-store=false`` keeps the per-element global stores. Both give the nest's bits; without the
+    barrier the store leaves other threads' elements unwritten, and the bit check catches it. (The interpreter
+    does not model the async proxy: dropping the fence goes unnoticed there; compute-sanitizer runs on the GPU.)"""
+    from affine_ir.dialects.nvgpu_hopper import TmaAsyncStoreOp
+
+    m = L.mlp(128, 64, 128, dtype="f16")
+    out, decision = check_same_bits(m, "wgmma-tiles=128,64,2 tma-store=true")
+    assert "the output tile stored by TMA" in decision.message
+    (store,) = ops_of(out, TmaAsyncStoreOp)
+    assert store.src.type.shape == (128, 64) and store.descriptor.type.swizzle == "none"
+    direct, d2 = check_same_bits(m, "wgmma-tiles=128,64,2 tma-store=false")
+    assert not ops_of(direct, TmaAsyncStoreOp) and "stored by TMA" not in d2.message
+    lines = str(out).split("\n")
+    at = next(i for i, line in enumerate(lines) if "nvvm.fence.proxy" in line)
+    assert "nvvm.barrier" in lines[at + 1]
+    racy = air.parse("\n".join(lines[:at + 1] + lines[at + 2:]))
+    args = library_inputs(m, 0)
+    assert not np.array_equal(run(racy, args)[-1], run(m, args)[-1])
+
+
+def test_a_128x256_kernel_with_a_tma_store_compiles_for_sm_90a():
+    from codegen.cuda import emit
+
+    out, decision = map_wgmma(L.mlp(512, 1024, 256, dtype="bf16"), "wgmma-tiles=128,256,2 tma-store=true")
+    assert "stored by TMA" in decision[0].message
+    src = emit(out, arch="sm_90a").source
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in src and "fence.proxy.async.shared::cta" in src
+    try:
+        from test_cuda_hopper import nvrtc_compile
+    except pytest.skip.Exception:
+        return
+    cubin, log = nvrtc_compile(src, "sm_90a")
+    assert cubin and log == ""

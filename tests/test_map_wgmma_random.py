@@ -7,7 +7,7 @@ accumulating or not, batched or not, and scaled 8-bit float GEMMs (``f8E4M3FN``/
 bf16/f16/f32 output), at small odd and aligned sizes (K a multiple of 8: TMA's 16-byte strides), on
 tiles from the model or forced (one or two consumer warpgroups), 2 to 4 stages, k split or not, one tile
 per block or persistent blocks (1 to 3 of them, looping over the tiles; the consumers together on each tile or
-taking turns on whole tiles).
+taking turns on whole tiles), the output tile stored by TMA or element by element.
 Each is mapped to warpgroup MMA (the decision says so) and gives exactly the bits of the original
 program in both thread orders and with TMA copies landing late and early: the inputs are small
 multiples of 1/4, so every product and sum is exact in f32 whatever the order of the sums.
@@ -55,6 +55,8 @@ def _options(draw) -> str:
     if tiles:
         options.append(f"wgmma-tiles={tiles}")
     options.append(f"split-k={draw(st.sampled_from([0, 1, 2, 3]))}")
+    if draw(st.booleans()):
+        options.append("tma-store=true")
     schedule = draw(st.sampled_from(["blocks", "blocks", "persistent", "pingpong"]))
     options.append(f"wgmma-schedule={schedule}")
     if schedule != "blocks":  # few blocks: each loops over several tiles

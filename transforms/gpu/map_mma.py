@@ -456,6 +456,9 @@ class GpuMapMma(Pass):
                                      "consumer warpgroups taking turns on whole tiles); default: chosen for the "
                                      "target")
     persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
+    tma_store: bool = option(False, "warpgroup MMA: the epilogue writes its output tile to shared memory and one TMA "
+                                    "store puts it in global memory (where it applies: see map_wgmma._store_plan; off "
+                                    "by default: 4-7 % slower than per-element stores on the H100, RESULTS.md)")
 
     def __post_init__(self) -> None:
         check_schedule_options(self.tile_sizes, "BM,BN,BK,warps-m,warps-n", self.split_k)
@@ -514,11 +517,13 @@ class GpuMapMma(Pass):
         tiles = replace(tiles, grid=self.persistent_blocks)
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
-        launch = map_to_wgmma(wp, tiles, host, gpu)
+        launch = map_to_wgmma(wp, tiles, host, gpu, self.tma_store)
+        stored = "; the output tile stored by TMA" if any(op.name == "nvgpu.tma.async.store" for op in launch.walk()) \
+            else ""
         ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                             f"({c.loops_of(c.red_loops)}) on warpgroup MMA (sm_90a): {plan.kind.input} -> f32, "
                             f"{tiles.describe()}; B {b_layout}; TMA tiles swizzled by 128 bytes, full/empty mbarriers "
-                            f"per stage")
+                            f"per stage{stored}")
         return launch, ""
 
     def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:

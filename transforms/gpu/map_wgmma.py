@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Operation, Value
+from affine_ir.attributes import UnitAttr
 from affine_ir.dialects.affine import AffineForOp, AffineIfOp, AffineStoreOp, AffineYieldOp
 from affine_ir.dialects.arith import CmpIOp, ConstantOp, IndexCastOp
 from affine_ir.dialects.gpu import BarrierOp
@@ -53,6 +54,7 @@ from affine_ir.dialects.nvgpu_hopper import (
     MBarrierInitOp,
     MBarrierTryWaitParityOp,
     TmaAsyncLoadOp,
+    TmaAsyncStoreOp,
     TmaCreateDescriptorOp,
 )
 from affine_ir.dialects.nvgpu_warpgroup import (
@@ -63,7 +65,15 @@ from affine_ir.dialects.nvgpu_warpgroup import (
     WarpgroupMmaOp,
     WarpgroupMmaStoreOp,
 )
-from affine_ir.dialects.nvvm import FenceMbarrierInitOp, NamedBarrierOp, SetMaxRegisterOp, WgmmaWaitGroupSyncOp
+from affine_ir.dialects.nvvm import (
+    CpAsyncBulkCommitGroupOp,
+    CpAsyncBulkWaitGroupOp,
+    FenceMbarrierInitOp,
+    FenceProxyOp,
+    NamedBarrierOp,
+    SetMaxRegisterOp,
+    WgmmaWaitGroupSyncOp,
+)
 from affine_ir.types import (
     WORKGROUP,
     MBarrierGroupType,
@@ -351,8 +361,9 @@ def _too_big(t: WgmmaTiles, gpu: GPUTarget) -> str | None:
 class _Kernel:
     """Builds the launch of one plan (see the module docstring)."""
 
-    def __init__(self, plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan, gpu: GPUTarget):
+    def __init__(self, plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan, gpu: GPUTarget, tma_store: bool = False):
         self.plan, self.t, self.host, self.gpu = plan, tiles, host, gpu
+        self.tma_store = tma_store
         self.c = plan.mma.c
         self.loc = self.c.nest.location
         self.bk = tiles.BK
@@ -361,19 +372,21 @@ class _Kernel:
         self.workspace = None
 
     # -- host -----------------------------------------------------------------------------------------
-    def _box(self, rows: int) -> tuple[int, ...]:
-        """A TMA box of ``rows x 64`` (``1 x rows x 64`` when batched)."""
-        return (1, rows, self.bk) if self.plan.batched else (rows, self.bk)
+    def _box(self, rows: int, cols: int = 0) -> tuple[int, ...]:
+        """A TMA box of ``rows x 64`` (``rows x cols``; ``1 x rows x ...`` when batched)."""
+        cols = cols or self.bk
+        return (1, rows, cols) if self.plan.batched else (rows, cols)
 
-    def _descriptor(self, operand: Value, rows: int) -> Value:
-        """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64``."""
+    def _descriptor(self, operand: Value, rows: int, cols: int = 0) -> Value:
+        """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64`` swizzled by 128 bytes (or
+        ``rows x cols`` not swizzled: the epilogue's stores)."""
         t: MemRefType = operand.type
-        tile = memref(self._box(rows), t.element_type, WORKGROUP)
+        tile = memref(self._box(rows, cols), t.element_type, WORKGROUP)
         anchor = self.c.nest
         cast = CastOp(operand, UnrankedMemRefType(t.element_type, t.memory_space), location=self.loc,
                       name_hint=f"{operand.name_hint or 'x'}_unranked")
         anchor.parent.insert_before(anchor, cast)
-        dtype = TensorMapDescriptorType(tile, "swizzle_128b", "none", "zero", "none")
+        dtype = TensorMapDescriptorType(tile, "none" if cols else "swizzle_128b", "none", "zero", "none")
         op = TmaCreateDescriptorOp(cast.results[0], [self.host.constant(x) for x in tile.shape], dtype,
                                    location=self.loc, name_hint=f"{operand.name_hint or 'x'}_tma")
         anchor.parent.insert_before(anchor, op)
@@ -393,12 +406,17 @@ class _Kernel:
             c.nest.parent.insert_before(c.nest, alloc)
             self.workspace = alloc.results[0]
         self.grid = min(self.tiles, t.grid or self.gpu.sm_count)  # persistent: a block per multiprocessor
+        self.store, self.store_at = self._store_plan() if self.tma_store else (None, 0)
+        smem_bytes = t.shared_bytes
+        if self.store is not None:
+            smem_bytes = max(smem_bytes, self.store_at + t.BM * t.BN * self.store.memref.type.element_type.width // 8)
+            self.d_out = self._descriptor(self.store.memref, t.BM, t.BN)
         grid = [self.grid, 1, 1] if t.persistent else [self.cols, self.rows, batch * t.splits]
         launch = new_launch(host, c.nest, [host.constant(x) for x in grid], (t.threads, 1, 1))
         self.block = launch.body.args[:3]
         self.tid = launch.body.args[3]
         at = self.top = _At(launch.body.ops[-1], self.loc)
-        self.smem = at.add(AllocOp(memref((t.shared_bytes,), i8, WORKGROUP), location=self.loc,
+        self.smem = at.add(AllocOp(memref((smem_bytes,), i8, WORKGROUP), location=self.loc,
                                    name_hint="smem")).results[0]
         group = MBarrierGroupType(WORKGROUP, t.stages)
         self.full = at.add(MBarrierCreateOp(group, location=self.loc, name_hint="full")).results[0]
@@ -425,6 +443,32 @@ class _Kernel:
             add_partial_sums(c, self.workspace, t.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
         return launch
+
+    def _store_plan(self) -> tuple[AffineStoreOp | None, int]:
+        """(the epilogue's store of the tile, put through shared memory and one TMA store, and the byte of the
+        shared buffer the tile goes at) -- or (None, 0): the epilogue stores each element itself. Taken when
+        the nest's last op is its only store, to a memref of static shape at (the batch,) the row and the
+        column, whose rows are multiples of 16 bytes (TMA's strides), and shared memory has room: in the ring
+        after the sums (one tile per block), else after everything; not for split-K's partial sums nor
+        consumers taking turns (each would need its own tile and bulk-group waits)."""
+        t, c = self.t, self.c
+        stores = [op for op in c.post if isinstance(op, AffineStoreOp)]
+        if self.workspace is not None or t.pingpong or len(stores) != 1 or c.post[-1] is not stores[0]:
+            return None, 0
+        st = stores[0]
+        mt = st.memref.type
+        band = tuple(lp.induction_var for lp in c.band)
+        if not isinstance(mt, MemRefType) or None in mt.shape or mt.rank != len(band) or tuple(st.indices) != band \
+                or st.map != AffineMap.identity(len(band)) or st.value.type != mt.element_type:
+            return None, 0
+        width = mt.element_type.width // 8
+        if not width or (mt.shape[-1] * width) % 16 or (t.BN * width) % 16:
+            return None, 0
+        tile_bytes = t.BM * t.BN * width
+        room = self.gpu.shared_memory_per_block_optin - 1024
+        if not t.persistent and t.ring_bytes - t.epilogue_bytes >= tile_bytes:
+            return st, t.epilogue_bytes
+        return (st, t.shared_bytes) if t.shared_bytes + tile_bytes <= room else (None, 0)
 
     def _c(self, value: int) -> Value:
         return self.host.constant(value)
@@ -565,9 +609,30 @@ class _Kernel:
         at.add(WarpgroupMmaStoreOp(acc, part, location=self.loc))
         at.add(NamedBarrierOp(bar_id, bar_threads, location=self.loc))  # ... and all of them are in it
         self._epilogue(at)
+        if self.store is not None:
+            self._store_tile(at, bar_id, bar_threads)
         if t.pingpong:  # the next tile's consumer may store its sums
             at.add(MBarrierArriveOp(self.drained, at.apply((_d(0) + 1) % t.consumers, [wg], "next_consumer"),
                                     location=self.loc))
+
+    def _store_tile(self, at: _At, bar_id: Value, bar_threads: Value) -> None:
+        """The epilogue's tile, written to shared memory by the consumers, goes to global memory as one TMA store
+        (what lies past the tensor's edges is not written): the writes made visible to the async proxy, a
+        barrier of the consumers, then the first consumer thread stores and waits until the tile has been read
+        (a persistent block's next tile writes it again after the next barriers)."""
+        at.add(FenceProxyOp("async.shared", "cta", location=self.loc))
+        at.add(NamedBarrierOp(bar_id, bar_threads, location=self.loc))
+        one = self._if(at, [_d(0) - WARPGROUP], [self.tid], eq=True)
+        outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
+        one.add(TmaAsyncStoreOp(self._out_tile(one), self.d_out, [self.col0, self.row0, *outer], location=self.loc))
+        one.add(CpAsyncBulkCommitGroupOp(location=self.loc))
+        one.add(CpAsyncBulkWaitGroupOp(0, location=self.loc, attributes={"read": UnitAttr()}))
+
+    def _out_tile(self, at: _At) -> Value:
+        """A view of the epilogue's output tile in shared memory (the TMA store's box)."""
+        el = self.store.memref.type.element_type
+        return self._view(at, AffineExpr.constant(self.store_at), [], memref(self._box(self.t.BM, self.t.BN), el,
+                                                                            WORKGROUP), "out_tile")
 
     def _wait_turn(self, at: _At, i: Value, group: Value) -> None:
         """Taking turns, tile ``i`` waits for tile ``i - 1``'s consumer (its 128 threads arrive on ``group``'s
@@ -662,16 +727,21 @@ class _Kernel:
             index = [self.slice] + [mapping[lp.induction_var] for lp in c.band]
             inside.add(AffineStoreOp(x, self.workspace, AffineMap.identity(len(index)), index, location=self.loc))
             return
-        epilogue_ops(plan, inside, mapping, x)
+        epilogue_ops(plan, inside, mapping, x, skip=self.store)
+        if self.store is not None:  # into the shared tile of the TMA store
+            tile = self._out_tile(inside)
+            index = ([self._c(0)] if self.plan.batched else []) + [rv, cv]
+            value = mapping.get(self.store.value, self.store.value)
+            inside.add(AffineStoreOp(value, tile, AffineMap.identity(len(index)), index, location=self.loc))
 
 
 def map_to_wgmma(plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan | None = None,
-                 gpu: GPUTarget | None = None) -> Operation:
+                 gpu: GPUTarget | None = None, tma_store: bool = False) -> Operation:
     """Replace the contraction nest of ``plan`` by its warpgroup-MMA ``gpu.launch`` (see the module
     docstring); returns the launch. The caller checked ``tiles`` (:meth:`WgmmaTiles.invalid`, shared
     memory)."""
     from analysis.targets import DEFAULT_GPU
 
     host = host or HostPlan(plan.mma.c.nest.parent)
-    return _Kernel(plan, tiles, host, gpu or DEFAULT_GPU).build()
+    return _Kernel(plan, tiles, host, gpu or DEFAULT_GPU, tma_store).build()
 
