@@ -32,7 +32,9 @@ block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thr
 Blocks, and threads within a block, run in increasing linear order (x fastest); inside
 :func:`reversed_schedule` they run in decreasing order, so a test can run a launch both
 ways: a kernel whose threads race (one writes what another reads or writes, without a
-barrier between) usually gives a different result.
+barrier between) usually gives a different result. Inside :func:`interleaved_schedule` the threads of a
+launch that synchronizes take turns at every shared-memory load and store (round-robin), which exposes
+races between threads that each run a long stretch without synchronizing.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ ID_OPS = {"gpu.block_id": 0, "gpu.thread_id": 1, "gpu.grid_dim": 2, "gpu.block_d
 
 
 _REVERSED = [False]
+#: Inside :func:`interleaved_schedule`: a thread of a launch with barriers yields before each access to shared
+#: memory, so the block's threads run round-robin one shared access at a time.
+INTERLEAVED = [False]
+_PREEMPTED = -2  # the mark of a thread that yielded at a shared access (runnable again at once)
 
 
 @contextlib.contextmanager
@@ -72,6 +78,20 @@ def reversed_schedule() -> Iterator[None]:
         yield
     finally:
         _REVERSED[0] = saved
+
+
+@contextlib.contextmanager
+def interleaved_schedule() -> Iterator[None]:
+    """Within the block, threads of launches that synchronize take turns at every shared-memory load and store
+    (round-robin, in the launch's thread order) instead of each running to its next barrier or wait: a
+    warpgroup that reads a shared buffer another one may overwrite without waiting for it shows, where the
+    default schedule lets each thread finish its reads first."""
+    saved = INTERLEAVED[0]
+    INTERLEAVED[0] = True
+    try:
+        yield
+    finally:
+        INTERLEAVED[0] = saved
 
 
 def ids(z: int, y: int, x: int):
@@ -121,6 +141,7 @@ def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
         runnable = _run_collectives(threads, marks, sent, linear, block, sizes, syncs)
         runnable += _release_waiters(threads, marks, syncs)
         runnable += _release_named(threads, marks, linear, block, syncs)
+        runnable += [i for i in range(n) if marks[i] is not None and marks[i][0] == _PREEMPTED]
         if runnable:
             runnable.sort()
             continue

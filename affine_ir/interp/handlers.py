@@ -10,6 +10,7 @@ from ..affine_expr import AffineExpr
 from ..affine_map import AffineMap
 from ..attributes import DenseAttr
 from ..dialects.affine_parallel import REDUCTION_ARITH_OPS
+from ..dialects.nvgpu import is_shared
 from ..types import MemRefType, VectorType, element_type_of
 from . import gpu, hopper_ops, warp
 from . import semantics as S
@@ -147,13 +148,22 @@ def _access_indices(tr: FunctionTranslator, op) -> tuple[list[AffineExpr], list[
     return tr.lower_map(AffineMap.identity(len(op.indices)), op.indices)
 
 
+def _turn(tr: FunctionTranslator, op) -> None:
+    """A point where :func:`~.gpu.interleaved_schedule` lets the next thread run: before an access to shared
+    memory in a launch whose threads synchronize (their bodies are generators)."""
+    if tr.gpu is not None and tr.gpu.barriers and is_shared(op.memref.type):
+        tr.emit(f"if _G.INTERLEAVED[0]: yield ({gpu._PREEMPTED}, None)")
+
+
 def _load(tr: FunctionTranslator, op) -> None:
+    _turn(tr, op)
     mem = tr.mem(op.memref)
     lin = tr.element_index(mem, *_access_indices(tr, op))
     tr.assign(op.results[0], tr.load_expr(mem, lin))
 
 
 def _store(tr: FunctionTranslator, op) -> None:
+    _turn(tr, op)
     mem = tr.mem(op.memref)
     lin = tr.element_index(mem, *_access_indices(tr, op))
     tr.store(mem, lin, tr.val(op.value))
