@@ -32,6 +32,25 @@ The kernel, for :class:`WgmmaTiles` ``BM x BN`` (``BM = consumers x rows``), ``B
         consecutive columns: the nest's ops around the reduction (initial value, truncation, bias, ...)
     }
 
+Schedules (``WgmmaTiles.schedule``, option ``wgmma-schedule``): the above is "blocks", one tile per block.
+"persistent": ``min(tiles, multiprocessors)`` blocks (``persistent-blocks``) each loop over tiles
+``i * grid + block`` (the raster order as above); producer and consumers count ring steps across tiles
+(step ``i * steps + kt``: the phases run on), the consumers hand the last step's stage back too, and the
+sums go to a buffer after the ring, so the producer fills the ring with the next tile's steps under the
+epilogue. "pingpong": persistent, each consumer warpgroup computing whole tiles (``rows = BM``), tile ``i``
+on consumer ``i mod consumers``; mbarriers ``turn[w]`` (tile ``i``'s k loop starts once tile ``i - 1``'s
+consumer has waited for all its steps: a wait on ``full`` could otherwise pass on an earlier tile's phase of
+the same parity) and ``drained[w]`` (tile ``i`` stores its sums once tile ``i - 1``'s consumer has read them:
+one buffer for both), each completed by the 128 threads of the previous consumer.
+
+``tma-store=true``: where the nest ends in its only store (at the row and column), the epilogue writes the
+output tile into shared memory (in the ring after the sums) and one thread stores it with
+``nvgpu.tma.async.store`` after ``nvvm.fence.proxy`` and a barrier of the consumers (off by default: slower
+on the H100, a block waiting for the store's reads before it exits).
+
+Descriptor types are the logical tiles, A ``M x K`` and B ``K x N`` (upstream's verifier), a K-major B's
+``N x K`` TMA box viewed again as ``K x N``; ``transposeA``/``transposeB`` give their layouts.
+
 Sums: each ``wgmma`` adds 16 products per element (the interpreter: exactly, rounded once to f32),
 so integer-valued data gives the nest's bits exactly and other data agrees within the rounding of
 a K-term f32 sum, as on the ``mma.sync`` path.
