@@ -388,8 +388,8 @@ def test_a_128x256_kernel_with_a_tma_store_compiles_for_sm_90a():
 def test_taking_turns_on_one_sums_buffer_without_waiting_is_caught_when_threads_interleave():
     """Without the ``drained`` wait, tile i's consumer stores its sums into the buffer tile i - 1's consumer is
     still reading. Each thread running to its next barrier (both default orders) hides it; threads taking turns
-    at every shared access (``interleaved_schedule``, part of ``assert_same_bits_in_both_thread_orders`` for
-    TMA kernels) show it."""
+    at every shared access (``interleaved_schedule``, part of ``assert_same_bits_in_both_thread_orders``) show
+    it."""
     from affine_ir.interp.gpu import interleaved_schedule
 
     m = L.matmul(200, 40, 200, dtype="f16", transpose_b=True)

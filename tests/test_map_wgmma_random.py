@@ -9,7 +9,8 @@ tiles from the model or forced (one or two consumer warpgroups), 2 to 4 stages, 
 per block or persistent blocks (1 to 3 of them, looping over the tiles; the consumers together on each tile or
 taking turns on whole tiles), the output tile stored by TMA or element by element.
 Each is mapped to warpgroup MMA (the decision says so) and gives exactly the bits of the original
-program in both thread orders and with TMA copies landing late and early: the inputs are small
+program in both thread orders, with TMA copies landing late and early, and with the threads taking turns at
+every shared access: the inputs are small
 multiples of 1/4, so every product and sum is exact in f32 whatever the order of the sums.
 """
 

@@ -76,9 +76,10 @@ def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | st
     and then reversed (:func:`affine_ir.interp.gpu.reversed_schedule`, which exposes races), and
     assert both give exactly the bits of ``want`` (what the original program gave). A module with
     TMA copies runs a third time with them completing when issued
-    (:func:`affine_ir.interp.hopper.eager_copies`: a stage handed back too early then shows) and a fourth
-    with its threads taking turns at every shared access (:func:`affine_ir.interp.gpu.interleaved_schedule`:
-    a warpgroup overwriting shared memory another still reads then shows)."""
+    (:func:`affine_ir.interp.hopper.eager_copies`: a stage handed back too early then shows); every module
+    runs once more with the threads of synchronizing launches taking turns at every shared access
+    (:func:`affine_ir.interp.gpu.interleaved_schedule`: a warp or warpgroup overwriting shared memory another
+    still reads then shows)."""
     from ..interp.gpu import interleaved_schedule, reversed_schedule
     from ..interp.hopper import eager_copies
 
@@ -89,7 +90,7 @@ def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | st
         has_tma = any(op.name.startswith("nvgpu.tma.async") for op in module.walk())
     if has_tma:
         orders["eager copies"] = eager_copies
-        orders["interleaved"] = interleaved_schedule
+    orders["interleaved"] = interleaved_schedule
     for order, schedule in orders.items():
         with schedule():
             got = run(module, args)
