@@ -620,3 +620,19 @@ def test_an_sm80_gpu_gets_the_mma_sync_path_and_a_forced_wgmma_pipeline_a_clear_
     assert hopper.program.arch == "sm_90a" and "wgmma.mma_async" in hopper.source
     with pytest.raises(CompileError, match="sm_90a"):
         cuda.compile(m, arch="sm_80", pipeline=gpu_pipeline(wgmma=True))
+
+
+def test_a_wgmma_descriptor_reaching_its_mma_through_a_loop_is_refused():
+    """The CUDA printer takes a descriptor's layout (its leading byte offset) from the warpgroup.mma ops using it;
+    one that reaches its mma through a loop's iter_args could not be followed: an EmitError, not a guess."""
+    from codegen.cuda import emit
+
+    text = TILE.replace("""    %acc = nvgpu.warpgroup.mma.init.accumulator -> !acc
+    %r = nvgpu.warpgroup.mma %wA, %wB, %acc""", """    %acc = nvgpu.warpgroup.mma.init.accumulator -> !acc
+    %wB2 = affine.for %q = 0 to 1 iter_args(%d = %wB) -> (!wg) {
+      affine.yield %d : !wg
+    }
+    %r = nvgpu.warpgroup.mma %wA, %wB2, %acc""")
+    assert text != TILE
+    with pytest.raises(EmitError, match="must be used by warpgroup.mma ops directly"):
+        emit(air.parse(text), arch="sm_90a")

@@ -334,3 +334,37 @@ def test_launch_inside_a_host_loop_sees_the_current_iteration():
     A = np.ones((3, 4), np.int32)
     air.interpret(air.parse(text), A)
     np.testing.assert_array_equal(A, 1 + np.arange(3)[:, None] + np.zeros((1, 4), np.int32))
+
+
+def test_interleaved_threads_meet_at_a_collective_after_different_numbers_of_shared_accesses():
+    """Under ``interleaved_schedule`` a thread yields at each shared load and store; lanes of a warp that made
+    different numbers of them (a guarded access) still meet at the next warp-collective op (``ldmatrix``): a
+    lane parked at a shared access is on its way, not diverging."""
+    from affine_ir.interp.gpu import interleaved_schedule
+
+    text = """
+func.func @k(%A: memref<32xf16>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %sA = memref.alloc() : memref<16x16xf16, 3>
+    affine.if affine_set<(d0) : (15 - d0 >= 0)>(%tx) {
+      %v = affine.load %sA[%tx, 0] : memref<16x16xf16, 3>
+      affine.store %v, %A[%tx] : memref<32xf16>
+    }
+    %lr = affine.apply affine_map<(d0) -> (d0 mod 16)>(%tx)
+    %lc = affine.apply affine_map<(d0) -> ((d0 floordiv 16) * 8)>(%tx)
+    %a = nvgpu.ldmatrix %sA[%lr, %lc] numTiles = 4 transpose = false : memref<16x16xf16, 3> -> vector<4x2xf16>
+    gpu.terminator
+  }
+  return
+}
+"""
+    m = air.parse(text)
+    a = np.ones(32, np.float16)
+    air.interpret(m, a)
+    with interleaved_schedule():
+        b = np.ones(32, np.float16)
+        air.interpret(m, b)
+    assert np.array_equal(a, b) and not a[:16].any() and a[16:].all()

@@ -50,6 +50,8 @@ OLD_PURE_NAMES = {
     "gpu.subgroup_mma_elementwise", "nvgpu.mma.sync", "vector.extract", "vector.insert", "vector.extract_strided_slice",
     # added with the Hopper ops (issue 19), pure as in MLIR (the views are also ViewLike):
     "memref.view", "memref.cast", "nvgpu.warpgroup.mma.init.accumulator",
+    # the thread-block cluster ids (issue 19), pure as in MLIR:
+    "gpu.cluster_id", "gpu.cluster_block_id",
 }
 OLD_PURE_BASES = (ElementwiseOp, ConversionOp)
 OLD_TERMINATORS = {"func.return", "affine.yield", "gpu.terminator"}

@@ -24,21 +24,25 @@ DIMS = ("x", "y", "z")
 
 
 class LaunchOp(Operation):
-    """``gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (%sx = %b, ...) { ... }``.
+    """``gpu.launch [clusters(%cx, %cy, %cz) in (%ncx = %c, ...)] blocks(%bx, %by, %bz) in (%gx = %a, ...)
+    threads(%tx, ...) in (%sx = %b, ...) [dynamic_shared_memory_size %s] { ... }``.
 
-    Operands: three grid sizes, three block sizes, then optionally the dynamic shared
-    memory size. The body's 12 arguments are block ids, thread ids, grid sizes, block sizes.
-    """
+    Operands: three grid sizes (blocks), three block sizes, optionally three cluster sizes (blocks per
+    thread-block cluster, as upstream), then optionally the dynamic shared memory size (i32). The body's
+    arguments are block ids, thread ids, grid sizes, block sizes (12), then with clusters the cluster ids and
+    cluster sizes (18, upstream's order). Clusters are read, printed and verified; the interpreter and the
+    CUDA printer refuse them (not supported yet)."""
 
     name = "gpu.launch"
     # Its effects are unknown (None): a kernel runs on the device, and passes leave it whole.
     traits = frozenset({AffineScope, KernelScope})
 
     def __init__(self, grid: Sequence[Value], block: Sequence[Value], dynamic_shared_memory: Value | None = None,
-                 location=None):
+                 location=None, clusters: Sequence[Value] = ()):
         names = ["bx", "by", "bz", "tx", "ty", "tz", "gx", "gy", "gz", "sx", "sy", "sz"]
-        body = Block([index] * 12, names)
-        ops = [*grid, *block] + ([dynamic_shared_memory] if dynamic_shared_memory is not None else [])
+        names += ["cx", "cy", "cz", "ncx", "ncy", "ncz"] if clusters else []
+        body = Block([index] * len(names), names)
+        ops = [*grid, *block, *clusters] + ([dynamic_shared_memory] if dynamic_shared_memory is not None else [])
         super().__init__(ops, [], None, [Region([body])], location)
 
     @property
@@ -58,16 +62,23 @@ class LaunchOp(Operation):
         return self.operands[3:6]
 
     @property
+    def cluster_size(self) -> tuple[Value, ...]:
+        """The three cluster sizes (blocks per cluster), or () without clusters."""
+        return tuple(self.operands[6:9]) if len(self.operands) in (9, 10) else ()
+
+    @property
     def dynamic_shared_memory(self) -> Value | None:
-        return self.operands[6] if len(self.operands) > 6 else None
+        return self.operands[-1] if len(self.operands) in (7, 10) else None
 
     def print_(self, p) -> None:
         a = self.body.args
-        for kw, ids, sizes, ops in (("blocks", a[0:3], a[6:9], self.grid_size), (" threads", a[3:6], a[9:12],
-                                                                                 self.block_size)):
+        parts = [("clusters", a[12:15], a[15:18], self.cluster_size)] if self.cluster_size else []
+        parts += [("blocks", a[0:3], a[6:9], self.grid_size), ("threads", a[3:6], a[9:12], self.block_size)]
+        p.write("gpu.launch")
+        for kw, ids, sizes, ops in parts:
             ids_s = ", ".join(p.name_value(v) for v in ids)
             sz = ", ".join(f"{p.name_value(s)} = {p.value(o)}" for s, o in zip(sizes, ops))
-            p.write(f"gpu.launch {kw}({ids_s}) in ({sz})" if kw == "blocks" else f"{kw}({ids_s}) in ({sz})")
+            p.write(f" {kw}({ids_s}) in ({sz})")
         if self.dynamic_shared_memory is not None:
             p.write(f" dynamic_shared_memory_size {p.value(self.dynamic_shared_memory)}")
         p.write(" ")
@@ -77,8 +88,10 @@ class LaunchOp(Operation):
     @classmethod
     def parse_(cls, p, loc):
         ids, sizes, ops = [], [], []
-        for kw in ("blocks", "threads"):
-            p.expect(kw)
+        clusters = p.accept("clusters")
+        for kw in ("clusters", "blocks", "threads")[0 if clusters else 1:]:
+            if kw != "clusters":
+                p.expect(kw)
             p.expect("(")
             ids += [p.parse_value_name() for _ in range(1)]
             for _ in range(2):
@@ -94,18 +107,23 @@ class LaunchOp(Operation):
                 p.expect("=")
                 ops.append(p.parse_operand(index))
             p.expect(")")
-        if p.accept("dynamic_shared_memory_size"):
-            ops.append(p.parse_operand(i32))
-        names = ids[0:3] + ids[3:6] + sizes[0:3] + sizes[3:6]
+        dyn = p.parse_operand(i32) if p.accept("dynamic_shared_memory_size") else None
+        c = 3 if clusters else 0  # parsed in text order: clusters, blocks, threads
+        names = ids[c:c + 3] + ids[c + 3:c + 6] + sizes[c:c + 3] + sizes[c + 3:c + 6]
+        names += ids[0:3] + sizes[0:3] if clusters else []
         region = p.parse_region([(t, index) for t in names])
-        op = cls(ops[0:3], ops[3:6], ops[6] if len(ops) > 6 else None, location=loc)
+        op = cls(ops[c:c + 3], ops[c + 3:c + 6], dyn, location=loc, clusters=ops[0:3] if clusters else ())
         return p.add_attributes(set_regions(op, region), p.parse_optional_attr_dict())
 
     def verify_(self) -> None:
-        if len(self.operands) not in (6, 7) or any(v.type != index for v in self.operands[:6]):
-            raise self.error("needs three grid and three block sizes of index type")
-        if len(self.body.args) != 12 or any(a.type != index for a in self.body.args):
-            raise self.error("body must take 12 index arguments")
+        sizes = 9 if self.cluster_size else 6
+        if len(self.operands) not in (6, 7, 9, 10) or any(v.type != index for v in self.operands[:sizes]):
+            raise self.error("needs three grid and three block sizes (and three cluster sizes) of index type")
+        if self.dynamic_shared_memory is not None and self.dynamic_shared_memory.type != i32:
+            raise self.error(f"the dynamic shared memory size must be i32, got {self.dynamic_shared_memory.type}")
+        want = 18 if self.cluster_size else 12
+        if len(self.body.args) != want or any(a.type != index for a in self.body.args):
+            raise self.error(f"body must take {want} index arguments")
         if not self.body.ops or not isinstance(self.body.ops[-1], TerminatorOp):
             raise self.error("body must end with 'gpu.terminator'")
 
@@ -185,6 +203,20 @@ class BlockDimOp(_IdOp):
 
 class GridDimOp(_IdOp):
     name = "gpu.grid_dim"
+
+
+class ClusterIdOp(_IdOp):
+    """``gpu.cluster_id x``: the thread-block cluster's index in the grid (upstream's; not run or printed to CUDA
+    yet)."""
+
+    name = "gpu.cluster_id"
+
+
+class ClusterBlockIdOp(_IdOp):
+    """``gpu.cluster_block_id x``: the block's index within its cluster (upstream's; not run or printed to CUDA
+    yet)."""
+
+    name = "gpu.cluster_block_id"
 
 
 SHUFFLE_MODES = ("xor", "up", "down", "idx")

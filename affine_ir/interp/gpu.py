@@ -33,7 +33,7 @@ Blocks, and threads within a block, run in increasing linear order (x fastest); 
 :func:`reversed_schedule` they run in decreasing order, so a test can run a launch both
 ways: a kernel whose threads race (one writes what another reads or writes, without a
 barrier between) usually gives a different result. Inside :func:`interleaved_schedule` the threads of a
-launch that synchronizes take turns at every shared-memory load and store (round-robin), which exposes
+launch that synchronizes take turns at every scalar shared-memory load and store (round-robin), which exposes
 races between threads that each run a long stretch without synchronizing.
 """
 
@@ -82,8 +82,9 @@ def reversed_schedule() -> Iterator[None]:
 
 @contextlib.contextmanager
 def interleaved_schedule() -> Iterator[None]:
-    """Within the block, threads of launches that synchronize take turns at every shared-memory load and store
-    (round-robin, in the launch's thread order) instead of each running to its next barrier or wait: a
+    """Within the block, threads of launches that synchronize take turns at every scalar shared-memory load and
+    store (``affine``/``memref`` ones; round-robin, in the launch's thread order) instead of each running to its
+    next barrier or wait: a
     warpgroup that reads a shared buffer another one may overwrite without waiting for it shows, where the
     default schedule lets each thread finish its reads first."""
     saved = INTERLEAVED[0]
@@ -255,8 +256,9 @@ def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, sy
         what = "32 lanes of a warp" if size == WARP else f"{size} threads of a warpgroup"
         _throw(threads[waiting[0]], Trap(f"{op} needs the {what}, but {unit} "
                                          f"{linear[lanes[0]] // size} of block {block} has {len(lanes)} threads"))
-    if any(marks[i] is None or (marks[i][0] >= 0 and _kind(syncs[marks[i][0]]) in ("wait", "named")) for i in lanes):
-        return []
+    if any(marks[i] is None or marks[i][0] == _PREEMPTED or (marks[i][0] >= 0 and _kind(syncs[marks[i][0]]) in
+                                                                ("wait", "named")) for i in lanes):
+        return []  # some lane is still on its way (waiting, or preempted at a shared access)
     others = [i for i in lanes if marks[i][0] != k]
     if others:
         j = others[0]
@@ -317,6 +319,9 @@ def is_workgroup_alloc(op: Operation) -> bool:
 def _launch(tr, op) -> None:
     if tr.gpu is not None:
         tr.unsupported(op, "a gpu.launch inside a gpu.launch")
+        return
+    if op.cluster_size:
+        tr.unsupported(op, "thread-block clusters (gpu.launch clusters(...)) are not supported yet")
         return
     args = op.body.args
     for a, v in zip(args[6:12], op.operands[:6]):  # grid and block sizes: the operands' values

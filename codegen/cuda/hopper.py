@@ -587,16 +587,18 @@ def _mn_major_k(emitter, op: Operation) -> int:
     """K when the tile of the ``warpgroup.generate.descriptor`` ``op`` is read MN-major (as A with
     ``transposeA``, as B without ``transposeB``: stored in column chunks), else 0. The descriptor's type is
     the logical tile either way (upstream's), so the layout comes from the ``warpgroup.mma`` ops using it;
-    ones that disagree are an error."""
+    ones that disagree, or another use (through which the layout could not be followed), are an error."""
     layouts = set()
+    tile = op.tensor.type
     for use in op.results[0].uses:
         mma = use.op
-        if isinstance(mma, WarpgroupMmaOp):
-            tile = op.tensor.type
-            if use.index == 0:
-                layouts.add(tile.shape[1] if mma.transpose_a else 0)
-            elif use.index == 1:
-                layouts.add(0 if mma.transpose_b else tile.shape[0])
+        if not isinstance(mma, WarpgroupMmaOp) or use.index > 1:
+            raise emitter.error(op, f"a wgmma descriptor must be used by warpgroup.mma ops directly (its layout comes "
+                                    f"from their transposeA/transposeB), not by '{mma.name}' (not supported yet)")
+        if use.index == 0:
+            layouts.add(tile.shape[1] if mma.transpose_a else 0)
+        else:
+            layouts.add(0 if mma.transpose_b else tile.shape[0])
     if len(layouts) > 1:
         raise emitter.error(op, "a wgmma descriptor read both K-major and MN-major by its warpgroup.mma ops")
     return layouts.pop() if layouts else 0

@@ -199,6 +199,9 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     if launch.dynamic_shared_memory is not None:
         raise EmitError("cannot emit 'gpu.launch' as CUDA: a dynamic_shared_memory_size operand is not supported",
                         launch.location)
+    if launch.cluster_size:
+        raise EmitError("cannot emit 'gpu.launch' as CUDA: thread-block clusters (clusters(...)) are not supported "
+                        "yet", launch.location)
     block = _block_size(launch)
     pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
     stored = {op.memref for op in launch.walk() if isinstance(op, MemRefAccessInterface) and op.is_write}

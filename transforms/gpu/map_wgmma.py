@@ -466,19 +466,20 @@ class _Kernel:
     def _store_plan(self) -> tuple[AffineStoreOp | None, int]:
         """(the epilogue's store of the tile, put through shared memory and one TMA store, and the byte of the
         shared buffer the tile goes at) -- or (None, 0): the epilogue stores each element itself. Taken when
-        the nest's last op is its only store, to a memref of static shape at (the batch,) the row and the
-        column, whose rows are multiples of 16 bytes (TMA's strides), and shared memory has room: in the ring
-        after the sums (one tile per block), else after everything; not for split-K's partial sums nor
-        consumers taking turns (each would need its own tile and bulk-group waits)."""
+        the nest's last op is its only store, to a memref of static shape indexed (the batch,) the row, the
+        column, in that order, whose rows are multiples of 16 bytes (TMA's strides), and shared memory has
+        room: in the ring after the sums (one tile per block), else after everything; not for split-K's
+        partial sums nor consumers taking turns (each would need its own tile and bulk-group waits)."""
         t, c = self.t, self.c
         stores = [op for op in c.post if isinstance(op, AffineStoreOp)]
         if self.workspace is not None or t.pingpong or len(stores) != 1 or c.post[-1] is not stores[0]:
             return None, 0
         st = stores[0]
         mt = st.memref.type
-        band = tuple(lp.induction_var for lp in c.band)
-        if not isinstance(mt, MemRefType) or None in mt.shape or mt.rank != len(band) or tuple(st.indices) != band \
-                or st.map != AffineMap.identity(len(band)) or st.value.type != mt.element_type:
+        # indexed (batch, row, column) as the TMA store's box: not the band's order, which may put the batch inside
+        order = tuple(lp.induction_var for lp in (*c.batch, *c.rows, *c.cols))
+        if not isinstance(mt, MemRefType) or None in mt.shape or mt.rank != len(order) or tuple(st.indices) != order \
+                or st.map != AffineMap.identity(len(order)) or st.value.type != mt.element_type:
             return None, 0
         width = mt.element_type.width // 8
         if not width or (mt.shape[-1] * width) % 16 or (t.BN * width) % 16:
