@@ -33,8 +33,8 @@ Blocks, and threads within a block, run in increasing linear order (x fastest); 
 :func:`reversed_schedule` they run in decreasing order, so a test can run a launch both
 ways: a kernel whose threads race (one writes what another reads or writes, without a
 barrier between) usually gives a different result. Inside :func:`interleaved_schedule` the threads of a
-launch that synchronizes take turns at every scalar shared-memory load and store (round-robin), which exposes
-races between threads that each run a long stretch without synchronizing.
+launch that synchronizes take turns at every affine/memref load and store of shared memory (round-robin),
+which exposes races between threads that each run a long stretch without synchronizing.
 """
 
 from __future__ import annotations
@@ -82,9 +82,9 @@ def reversed_schedule() -> Iterator[None]:
 
 @contextlib.contextmanager
 def interleaved_schedule() -> Iterator[None]:
-    """Within the block, threads of launches that synchronize take turns at every scalar shared-memory load and
-    store (``affine``/``memref`` ones; round-robin, in the launch's thread order) instead of each running to its
-    next barrier or wait: a
+    """Within the block, threads of launches that synchronize take turns at every shared-memory load and store
+    of ``affine``/``memref`` (scalar or ``affine.vector_*``; not ``ldmatrix`` or asynchronous copies), round-robin
+    in the launch's thread order, instead of each running to its next barrier or wait: a
     warpgroup that reads a shared buffer another one may overwrite without waiting for it shows, where the
     default schedule lets each thread finish its reads first."""
     saved = INTERLEAVED[0]

@@ -149,8 +149,9 @@ def _access_indices(tr: FunctionTranslator, op) -> tuple[list[AffineExpr], list[
 
 
 def _turn(tr: FunctionTranslator, op) -> None:
-    """A point where :func:`~.gpu.interleaved_schedule` lets the next thread run: before an access to shared
-    memory in a launch whose threads synchronize (their bodies are generators)."""
+    """A point where :func:`~.gpu.interleaved_schedule` lets the next thread run: before a load or store (scalar
+    or ``affine.vector_*``) of shared memory in a launch whose threads synchronize (their bodies are
+    generators)."""
     if tr.gpu is not None and tr.gpu.barriers and is_shared(op.memref.type):
         tr.emit(f"if _G.INTERLEAVED[0]: yield ({gpu._PREEMPTED}, None)")
 
@@ -190,11 +191,13 @@ def _index_tuple(tr: FunctionTranslator, op) -> str:
 
 
 def _vector_load(tr: FunctionTranslator, op) -> None:
+    _turn(tr, op)
     shape = op.results[0].type.shape
     tr.assign(op.results[0], f"_M.vload({tr.mem(op.memref).name}, {_index_tuple(tr, op)}, {tuple(shape)})")
 
 
 def _vector_store(tr: FunctionTranslator, op) -> None:
+    _turn(tr, op)
     tr.emit(f"_M.vstore({tr.mem(op.memref).name}, {_index_tuple(tr, op)}, {tr.val(op.value)})")
 
 
