@@ -145,7 +145,7 @@ def wgmma_enabled() -> bool:
         return True
     from runtime import cuda as runtime_cuda
 
-    return runtime_cuda.default_pipeline(runtime_cuda.default_arch()) == runtime_cuda.HOPPER_PIPELINE
+    return runtime_cuda.has_wgmma(runtime_cuda.default_arch())
 
 
 def _compile_whole(gm: torch.fx.GraphModule, target: str) -> Callable:

@@ -49,7 +49,7 @@ from .errors import CompileError, LaunchError
 from .launch_warnings import warn_sequential_launches
 
 __all__ = ["DEFAULT_ARCH", "DEFAULT_PIPELINE", "HOPPER_PIPELINE", "CudaExecutable", "compile", "default_arch",
-           "default_pipeline"]
+           "default_pipeline", "has_wgmma"]
 
 DEFAULT_PIPELINE = GPU_PIPELINE
 #: What sm_90 GPUs get (:func:`default_pipeline`): the GPU pipeline with ``gpu-map-mma{wgmma=true}``.
@@ -62,10 +62,15 @@ def default_pipeline(arch: str) -> str:
     contractions of f16/bf16/8-bit operands on warpgroup MMA (:data:`HOPPER_PIPELINE`), on newer GPUs
     :data:`DEFAULT_PIPELINE` (the H200's tiles and limits, ``mma.sync``: wgmma is sm_90a's only), below
     the A100's (``mma.sync`` tiles, nothing of sm_90): an sm_80 GPU gets the ``mma.sync`` path."""
-    digits = "".join(ch for ch in arch if ch.isdigit())
-    if digits == "90":
+    if has_wgmma(arch):
         return HOPPER_PIPELINE
+    digits = "".join(ch for ch in arch if ch.isdigit())
     return DEFAULT_PIPELINE if not digits or int(digits) >= 90 else gpu_pipeline(target="a100")
+
+
+def has_wgmma(arch: str) -> bool:
+    """Whether ``arch`` (``sm_90``, ``sm_90a``...) is Hopper's, the only one with warpgroup MMA."""
+    return "".join(ch for ch in arch if ch.isdigit()) == "90"
 
 
 def default_arch() -> str:

@@ -97,6 +97,7 @@ from affine_ir.dialects.arith import ConstantOp, ExtfOp
 from affine_ir.dialects.gpu import BarrierOp
 from affine_ir.dialects.memref import AllocOp
 from affine_ir.dialects.nvgpu import DeviceAsyncWaitOp, MmaSyncOp
+from affine_ir.dialects.nvgpu_hopper import TmaAsyncStoreOp
 from affine_ir.dialects.vector import ExtractOp, InsertOp
 from affine_ir.traits import EffectKind
 from affine_ir.types import IntegerType, f32, i32, memref, vector
@@ -518,7 +519,7 @@ class GpuMapMma(Pass):
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
         launch = map_to_wgmma(wp, tiles, host, gpu, self.tma_store)
-        stored = "; the output tile stored by TMA" if any(op.name == "nvgpu.tma.async.store" for op in launch.walk()) \
+        stored = "; the output tile stored by TMA" if any(isinstance(op, TmaAsyncStoreOp) for op in launch.walk()) \
             else ""
         ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                             f"({c.loops_of(c.red_loops)}) on warpgroup MMA (sm_90a): {plan.kind.input} -> f32, "

@@ -383,6 +383,7 @@ class _Kernel:
     def __init__(self, plan: WgmmaPlan, tiles: WgmmaTiles, host: HostPlan, gpu: GPUTarget, tma_store: bool = False):
         self.plan, self.t, self.host, self.gpu = plan, tiles, host, gpu
         self.tma_store = tma_store
+        self.out_tile: Value | None = None  # the TMA store's shared tile (set with the epilogue)
         self.c = plan.mma.c
         self.loc = self.c.nest.location
         self.bk = tiles.BK
@@ -425,10 +426,8 @@ class _Kernel:
             c.nest.parent.insert_before(c.nest, alloc)
             self.workspace = alloc.results[0]
         self.grid = min(self.tiles, t.grid or self.gpu.sm_count)  # persistent: a block per multiprocessor
-        self.store, self.store_at = self._store_plan() if self.tma_store else (None, 0)
-        smem_bytes = t.shared_bytes
+        self.store, self.store_at, smem_bytes = self._store_plan() if self.tma_store else (None, 0, t.shared_bytes)
         if self.store is not None:
-            smem_bytes = max(smem_bytes, self.store_at + t.BM * t.BN * self.store.memref.type.element_type.width // 8)
             self.d_out = self._descriptor(self.store.memref, t.BM, t.BN)
         grid = [self.grid, 1, 1] if t.persistent else [self.cols, self.rows, batch * t.splits]
         launch = new_launch(host, c.nest, [host.constant(x) for x in grid], (t.threads, 1, 1))
@@ -463,32 +462,34 @@ class _Kernel:
         c.nest.erase()
         return launch
 
-    def _store_plan(self) -> tuple[AffineStoreOp | None, int]:
-        """(the epilogue's store of the tile, put through shared memory and one TMA store, and the byte of the
-        shared buffer the tile goes at) -- or (None, 0): the epilogue stores each element itself. Taken when
-        the nest's last op is its only store, to a memref of static shape indexed (the batch,) the row, the
-        column, in that order, whose rows are multiples of 16 bytes (TMA's strides), and shared memory has
-        room: in the ring after the sums (one tile per block), else after everything; not for split-K's
-        partial sums nor consumers taking turns (each would need its own tile and bulk-group waits)."""
+    def _store_plan(self) -> tuple[AffineStoreOp | None, int, int]:
+        """(the epilogue's store of the tile, put through shared memory and one TMA store, the byte of the
+        shared buffer the tile goes at, the buffer's bytes) -- or (None, 0, the tiles' shared bytes): the
+        epilogue stores each element itself. Taken when the nest's last op is its only store, to a memref of
+        static shape indexed (the batch,) the row, the column, in that order, whose rows are multiples of 16
+        bytes (TMA's strides), and shared memory has room: in the ring after the sums (one tile per block),
+        else after everything; not for split-K's partial sums nor consumers taking turns (each would need its
+        own tile and bulk-group waits)."""
         t, c = self.t, self.c
+        none = (None, 0, t.shared_bytes)
         stores = [op for op in c.post if isinstance(op, AffineStoreOp)]
         if self.workspace is not None or t.pingpong or len(stores) != 1 or c.post[-1] is not stores[0]:
-            return None, 0
+            return none
         st = stores[0]
         mt = st.memref.type
         # indexed (batch, row, column) as the TMA store's box: not the band's order, which may put the batch inside
         order = tuple(lp.induction_var for lp in (*c.batch, *c.rows, *c.cols))
         if not isinstance(mt, MemRefType) or None in mt.shape or mt.rank != len(order) or tuple(st.indices) != order \
                 or st.map != AffineMap.identity(len(order)) or st.value.type != mt.element_type:
-            return None, 0
+            return none
         width = mt.element_type.width // 8
         if not width or (mt.shape[-1] * width) % 16 or (t.BN * width) % 16:
-            return None, 0
+            return none
         tile_bytes = t.BM * t.BN * width
         room = self.gpu.shared_memory_per_block_optin - 1024
         if not t.persistent and t.ring_bytes - t.epilogue_bytes >= tile_bytes:
-            return st, t.epilogue_bytes
-        return (st, t.shared_bytes) if t.shared_bytes + tile_bytes <= room else (None, 0)
+            return st, t.epilogue_bytes, t.shared_bytes
+        return (st, t.shared_bytes, t.shared_bytes + tile_bytes) if t.shared_bytes + tile_bytes <= room else none
 
     def _c(self, value: int) -> Value:
         return self.host.constant(value)
@@ -644,15 +645,9 @@ class _Kernel:
         at.add(NamedBarrierOp(bar_id, bar_threads, location=self.loc))
         one = self._if(at, [_d(0) - WARPGROUP], [self.tid], eq=True)
         outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
-        one.add(TmaAsyncStoreOp(self._out_tile(one), self.d_out, [self.col0, self.row0, *outer], location=self.loc))
+        one.add(TmaAsyncStoreOp(self.out_tile, self.d_out, [self.col0, self.row0, *outer], location=self.loc))
         one.add(CpAsyncBulkCommitGroupOp(location=self.loc))
         one.add(CpAsyncBulkWaitGroupOp(0, location=self.loc, attributes={"read": UnitAttr()}))
-
-    def _out_tile(self, at: _At) -> Value:
-        """A view of the epilogue's output tile in shared memory (the TMA store's box)."""
-        el = self.store.memref.type.element_type
-        return self._view(at, AffineExpr.constant(self.store_at), [], memref(self._box(self.t.BM, self.t.BN), el,
-                                                                            WORKGROUP), "out_tile")
 
     def _wait_turn(self, at: _At, i: Value, group: Value) -> None:
         """Taking turns, tile ``i`` waits for tile ``i - 1``'s consumer (its 128 threads arrive on ``group``'s
@@ -710,6 +705,10 @@ class _Kernel:
         threads = WARPGROUP if t.pingpong else t.consumers * WARPGROUP
         base = t.ring_bytes if t.persistent else 0
         sums = self._view(at, AffineExpr.constant(base), [], memref((t.BM, t.BN), f32, WORKGROUP), "tile_sums")
+        if self.store is not None:  # the TMA store's shared tile, which the loop fills
+            self.out_tile = self._view(at, AffineExpr.constant(self.store_at), [],
+                                       memref(self._box(t.BM, t.BN), self.store.memref.type.element_type, WORKGROUP),
+                                       "out_tile")
         count = -(-(t.BM * t.BN) // threads)
         loop = at.add(AffineForOp(0, [], count, [], 1, [], iv_name="e", location=self.loc))
         body = _At(loop.body.ops[-1], self.loc)
@@ -749,7 +748,7 @@ class _Kernel:
             return
         epilogue_ops(plan, inside, mapping, x, skip=self.store)
         if self.store is not None:  # into the shared tile of the TMA store
-            tile = self._out_tile(inside)
+            tile = self.out_tile
             index = ([self._c(0)] if self.plan.batched else []) + [rv, cv]
             value = mapping.get(self.store.value, self.store.value)
             inside.add(AffineStoreOp(value, tile, AffineMap.identity(len(index)), index, location=self.loc))
