@@ -9,6 +9,7 @@ TF32 and int8.
     compute-sanitizer --tool memcheck python benchmarks/cuda_sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/cuda_sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/cuda_sanitize.py mma_   # the matrix-unit rows
+    compute-sanitizer --tool synccheck python benchmarks/cuda_sanitize.py wgmma_ # Hopper's (sm_90 only)
 """
 
 from __future__ import annotations
@@ -70,12 +71,25 @@ MMA_OPS = {
                                                 _mma("tile-sizes=128,256,32,2,4 allow-tf32=true")),
     "mma_matmul_i8": (lambda: L.matmul(64, 64, 128, dtype="i8", transpose_b=True), GPU_PIPELINE),
 }
+#: Hopper's warpgroup-MMA kernels (issue 19; sm_90 only): the benchmarks' 128 x 256 tiles, clusters of 2 blocks
+#: multicasting B (K-major and MN-major), the persistent pingpong schedule.
+WGMMA_OPS = {
+    "wgmma_matmul_f16_128x256": (lambda: L.matmul(256, 512, 384, dtype="f16", transpose_b=True),
+                                 gpu_pipeline(wgmma=True)),
+    "wgmma_matmul_f16_cluster2": (lambda: L.matmul(512, 512, 384, dtype="f16", transpose_b=True),
+                                  gpu_pipeline(wgmma=True, wgmma_options="wgmma-cluster=2")),
+    "wgmma_matmul_bf16_cluster2_b_k_x_n": (lambda: L.matmul(512, 512, 384, dtype="bf16"),
+                                           gpu_pipeline(wgmma=True, wgmma_options="wgmma-cluster=2")),
+    "wgmma_matmul_f16_pingpong": (lambda: L.matmul(512, 256, 384, dtype="f16", transpose_b=True),
+                                  gpu_pipeline(wgmma=True, wgmma_options="wgmma-schedule=pingpong "
+                                                                        "wgmma-tiles=128,128,2 persistent-blocks=3")),
+}
 
 
 def main(only: str = "") -> int:
     """Run the rows whose name contains ``only`` (all by default); 1 on a mismatch."""
     bad = 0
-    rows = {name: (build, None) for name, build in OPS.items()} | MMA_OPS
+    rows = {name: (build, None) for name, build in OPS.items()} | MMA_OPS | WGMMA_OPS
     rows = {name: row for name, row in rows.items() if only in name}
     for name, (build, pipeline) in rows.items():
         m = build()
@@ -91,7 +105,7 @@ def main(only: str = "") -> int:
         ok = all(np.allclose(g.astype(float), w.astype(float), rtol=tol, atol=tol) for g, w in zip(args, want))
         bad += not ok
         print(f"{name}: {'ok' if ok else 'MISMATCH'}", flush=True)
-    print(f"{len(rows)} kernels ({len(OPS)} library ops, {len(MMA_OPS)} matrix-unit kernels), {bad} mismatches")
+    print(f"{len(rows)} kernels, {bad} mismatches")
     return 1 if bad else 0
 
 

@@ -401,8 +401,8 @@ def test_runtime_compile_picks_sm_90a_and_refuses_older_targets():
 def test_refusals_name_the_op():
     multicast = TILE.replace("to %smA, predicate = %leader", "to %smA multicast_mask = %mask, predicate = %leader").replace(
         "    %leader = arith.cmpi", "    %mask = arith.constant 1 : i16\n    %leader = arith.cmpi")
-    with pytest.raises(EmitError, match=r"cannot emit 'nvgpu.tma.async.load' as CUDA: multicast_mask needs a "
-                                        r"thread-block cluster launch"):
+    with pytest.raises(EmitError, match=r"cannot emit 'nvgpu.tma.async.load' as CUDA: reaches other blocks of a "
+                                        r"thread-block cluster: the gpu.launch needs clusters"):
         emit(air.parse(multicast))
     unranked_arg = TILE.replace("func.func @wgmma_tile(%A: memref<64x64xf16>,", "func.func @wgmma_tile(%U: memref<*xf16>, %A: memref<64x64xf16>,").replace(
         "%dA = nvgpu.tma.create.descriptor %uA", "%dA = nvgpu.tma.create.descriptor %U")

@@ -6,6 +6,7 @@ Ops::
     nvgpu.mbarrier.init %b[%id], %count [, predicate = %p] : !B
     %tok = nvgpu.mbarrier.arrive %b[%id] : !B -> !nvgpu.mbarrier.token
     nvgpu.mbarrier.arrive.expect_tx %b[%id], %txcount [, predicate = %p] : !B
+    nvgpu.mbarrier.arrive.remote %b[%id], %cta : !B      (not upstream's: see MBarrierArriveRemoteOp)
     nvgpu.mbarrier.try_wait.parity %b[%id], %parity, %ticks : !B
     %d = nvgpu.tma.create.descriptor %t box[%b0, %b1] : memref<*xf16> -> !D
     nvgpu.tma.prefetch.descriptor %d [, predicate = %p] : !D
@@ -148,8 +149,8 @@ from .nvgpu_warpgroup import (
     WarpgroupMmaStoreOp,
 )
 
-__all__ = ["MBarrierArriveExpectTxOp", "MBarrierArriveOp", "MBarrierCreateOp", "MBarrierInitOp",
-           "MBarrierTryWaitParityOp", "TmaAsyncLoadOp", "TmaAsyncStoreOp", "TmaCreateDescriptorOp",
+__all__ = ["MBarrierArriveExpectTxOp", "MBarrierArriveOp", "MBarrierArriveRemoteOp", "MBarrierCreateOp",
+           "MBarrierInitOp", "MBarrierTryWaitParityOp", "TmaAsyncLoadOp", "TmaAsyncStoreOp", "TmaCreateDescriptorOp",
            "TmaPrefetchOp", "WarpgroupGenerateDescriptorOp", "WarpgroupMmaInitAccumulatorOp", "WarpgroupMmaOp",
            "WarpgroupMmaStoreOp"]
 
@@ -284,6 +285,38 @@ class MBarrierArriveOp(_BarrierOp):
         self._verify_operands(2)
         if len(self.results) != 1 or not isinstance(self.result.type, MBarrierTokenType):
             raise self.error("gives one !nvgpu.mbarrier.token")
+
+
+class MBarrierArriveRemoteOp(_BarrierOp):
+    """``nvgpu.mbarrier.arrive.remote %b[%id], %cta : !B``: one arrival on mbarrier ``id`` of the group at the same
+    place in the shared memory of block ``cta`` (index: its rank, the linear id in the thread-block cluster) --
+    how a consumer hands a stage back to the producers of the other blocks of its cluster, whose multicast TMA
+    loads fill it (PTX ``mapa.shared::cluster`` then ``mbarrier.arrive.release.cluster.shared::cluster``).
+    **Not an op of upstream MLIR**, whose ``nvgpu`` dialect has no arrival on another block's mbarrier (its
+    ``nvvm`` dialect has ``mapa`` on LLVM pointers only): text with it does not parse there."""
+
+    name = "nvgpu.mbarrier.arrive.remote"
+
+    def __init__(self, barriers: Value, mbar_id: Value, cta: Value, location=None, attributes=None):
+        super().__init__([barriers, mbar_id, cta], [], attributes, location=location)
+
+    @property
+    def cta(self) -> Value:
+        return self.operands[2]
+
+    def print_(self, p) -> None:
+        p.write(f"{self._head(p)}, {p.value(self.cta)}{p.attr_dict(self)} : {self.barriers.type}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        b, k = parse_barrier_ref(p, cls.name)
+        p.expect(",")
+        cta = p.parse_operand(index)
+        return cls(b, k, cta, location=loc, attributes=cls._parse_tail(p, b))
+
+    def verify_(self) -> None:
+        self._verify_operands(3)
+        check_optional(self, self.cta, index, "cta")
 
 
 class MBarrierArriveExpectTxOp(_BarrierOp):

@@ -11,6 +11,8 @@ Ops::
     nvvm.setmaxregister increase 240            // the warpgroup's register budget (24..256, multiple of 8)
     nvvm.cp.async.bulk.commit.group             // the thread's pending TMA stores become one bulk group
     nvvm.cp.async.bulk.wait_group 0 [read]      // wait until at most 0 bulk groups are pending
+    nvvm.cluster.arrive [aligned]               // the thread arrives at its cluster's barrier
+    nvvm.cluster.wait [aligned]                 // ... and waits until every thread of the cluster arrived
 
 Every op here orders memory accesses or asynchronous work, so none declares memory effects (unknown:
 never erased, nothing moves across them). The ``nvvm.wgmma.*`` ops are warpgroup-collective
@@ -26,9 +28,9 @@ from ..core import Operation, Value
 from ..traits import Synchronization, WarpgroupCollective
 from ..types import i32, i64
 
-__all__ = ["CpAsyncBulkCommitGroupOp", "CpAsyncBulkWaitGroupOp", "FenceMbarrierInitOp", "FenceProxyOp",
-           "NamedBarrierOp", "SetMaxRegisterOp", "WgmmaCommitGroupSyncOp", "WgmmaFenceAlignedOp",
-           "WgmmaWaitGroupSyncOp"]
+__all__ = ["ClusterArriveOp", "ClusterWaitOp", "CpAsyncBulkCommitGroupOp", "CpAsyncBulkWaitGroupOp",
+           "FenceMbarrierInitOp", "FenceProxyOp", "NamedBarrierOp", "SetMaxRegisterOp", "WgmmaCommitGroupSyncOp",
+           "WgmmaFenceAlignedOp", "WgmmaWaitGroupSyncOp"]
 
 #: ``nvvm.fence.proxy`` kinds (upstream's ``ProxyKind`` without ``tensormap`` and ``generic``, which
 #: this op refuses) and shared-memory spaces (``async.shared`` needs one; the others take none).
@@ -83,6 +85,50 @@ class CpAsyncBulkCommitGroupOp(_NullaryOp):
     bulk group."""
 
     name = "nvvm.cp.async.bulk.commit.group"
+
+
+class _ClusterBarrierOp(Operation):
+    """``name [aligned]``: a step of the thread-block cluster's barrier (PTX ``barrier.cluster.*``); ``aligned``:
+    all threads of the warp execute it together. :class:`~affine_ir.traits.Synchronization`, effects unknown."""
+
+    traits = frozenset({Synchronization})
+
+    def __init__(self, aligned: bool = False, location=None, attributes=None):
+        attrs = dict(attributes or {})
+        if aligned:
+            attrs["aligned"] = UnitAttr()
+        super().__init__([], [], attrs, location=location)
+
+    @property
+    def aligned(self) -> bool:
+        return "aligned" in self.attributes
+
+    def print_(self, p) -> None:
+        p.write(f"{self.name}{' aligned' if self.aligned else ''}{p.attr_dict(self, ('aligned',))}")
+
+    @classmethod
+    def parse_(cls, p, loc):
+        aligned = p.accept("aligned")
+        return p.add_attributes(cls(aligned, location=loc), p.parse_optional_attr_dict())
+
+    def verify_(self) -> None:
+        if self.operands or self.results:
+            raise self.error("takes no operands and gives no results")
+
+
+class ClusterArriveOp(_ClusterBarrierOp):
+    """``nvvm.cluster.arrive [aligned]``: the thread arrives at its cluster's barrier (release: its memory
+    accesses before are visible to the threads of the cluster after their ``nvvm.cluster.wait``) and goes on.
+    In a launch without clusters the block is the cluster."""
+
+    name = "nvvm.cluster.arrive"
+
+
+class ClusterWaitOp(_ClusterBarrierOp):
+    """``nvvm.cluster.wait [aligned]``: the thread waits until every thread of every block of its cluster has
+    arrived (``nvvm.cluster.arrive``) in the current phase; each thread alternates arrive and wait."""
+
+    name = "nvvm.cluster.wait"
 
 
 def _group_attr(p, width_type) -> IntegerAttr:

@@ -54,6 +54,7 @@ from .semantics import Trap, scalar_info
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_CLUSTER_BLOCKS = 8  # the portable cluster size
 ID_OPS = {"gpu.block_id": 0, "gpu.thread_id": 1, "gpu.grid_dim": 2, "gpu.block_dim": 3}
 
 
@@ -127,38 +128,82 @@ def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
     lane sent its result) or a blocking wait (a ``Blocking``: the thread goes on once its ``ready``
     says so). Threads run until every one waits at a barrier (all at the same one: the next phase
     starts) or has ended; a block where no thread can go on otherwise is an InterpretError."""
-    n = len(threads)
-    linear = [n - 1 - i if _REVERSED[0] else i for i in range(n)]
-    marks: list = [None] * n
-    sent: list = [None] * n
-    runnable = list(range(n))
+    run_cluster([(threads, block)], sizes, syncs)
+
+
+def run_cluster(blocks: list, sizes: tuple, syncs: tuple, cluster=None) -> None:
+    """Run the blocks of one thread-block cluster together (``blocks``: ``(threads, block ids)`` each, as
+    :func:`run_block` takes them): the threads of all of them take turns, so one block's thread may wait for
+    another block (a cluster barrier, a remote mbarrier arrival, a multicast copy). Barriers, named barriers
+    and collectives stay within a block. A block none of whose threads can go on starts its next phase when its
+    threads all wait at one barrier; once no thread of the cluster can go on and not every thread has ended, the
+    first block that cannot go on is an InterpretError. ``cluster`` (a :class:`~.hopper.Cluster`) is told when a block's
+    threads have all ended. In :func:`reversed_schedule` the first block (in that order) with a thread that can go
+    on runs alone, so one block runs ahead of the others."""
+    n = len(blocks[0][0])
+    stride = -(-n // 128) * 128  # linear ids of two blocks never share a warp or a warpgroup
+    threads = [t for ts, _ in blocks for t in ts]
+    linear = [i // n * stride + (n - 1 - i % n if _REVERSED[0] else i % n) for i in range(len(threads))]
+    where = [blk for _, blk in blocks]
+    ended = [0] * len(blocks)
+    marks: list = [None] * len(threads)
+    sent: list = [None] * len(threads)
+    ready = set(range(len(threads)))
     while True:
-        for i in runnable:
+        chosen = _ahead(ready, n) if _REVERSED[0] else ready
+        ready = ready - chosen
+        for i in sorted(chosen):
             try:
                 marks[i] = threads[i].send(sent[i])
             except StopIteration:
                 marks[i] = _END
+                ended[i // n] += 1
+                if cluster is not None and ended[i // n] == n:
+                    cluster.exit(i // n)
             sent[i] = None
-        runnable = _run_collectives(threads, marks, sent, linear, block, sizes, syncs)
-        runnable += _release_waiters(threads, marks, syncs)
-        runnable += _release_named(threads, marks, linear, block, syncs)
-        runnable += [i for i in range(n) if marks[i] is not None and marks[i][0] == _PREEMPTED]
-        if runnable:
-            runnable.sort()
+        state = (threads, marks, n, where, sizes, syncs)
+        ready.update(_run_collectives(threads, marks, sent, linear, where, n, sizes, syncs))
+        ready.update(_release_waiters(threads, marks, syncs))
+        ready.update(_release_named(state))
+        ready.update(i for i in range(len(threads)) if marks[i] is not None and marks[i][0] == _PREEMPTED)
+        if ready and len(blocks) == 1:
             continue
-        first = marks[0]
-        for k, m in enumerate(marks):
-            if m[0] >= 0 and _kind(syncs[m[0]]) in ("wait", "named"):
-                what = _state(m[1]) if _kind(syncs[m[0]]) == "wait" else \
-                    f"barrier {m[1][0]} waits for {m[1][1]} threads, {_waiting_at(marks, syncs, m[1][0])} are there"
-                raise Trap(f"deadlock in block {block}: thread {_coords(k, sizes)} waits at {syncs[m[0]]} and no "
-                           f"thread of the block can go on ({what})")
-            if m[0] != first[0]:
-                raise Trap(f"threads of block {block} diverge at a barrier: thread {_coords(0, sizes)} "
-                           f"{_reached(first[0], syncs)} but thread {_coords(k, sizes)} {_reached(m[0], syncs)}")
-        if first is _END:
-            return
-        runnable = list(range(n))
+        busy = {i // n for i in ready}  # a block none of whose threads can go on starts its next phase if it may
+        problems = [None if b in busy else _phase_over(state, b) for b in range(len(blocks))]
+        ready.update(i for b, p in enumerate(problems) if p == "next" for i in range(b * n, (b + 1) * n))
+        if ready:
+            continue
+        error = next((p for p in problems if isinstance(p, Trap)), None)
+        if error is not None:
+            raise error
+        return
+
+
+def _ahead(ready: set, n: int) -> set:
+    """The threads of ``ready`` of the first block that has any (in the reversed schedule one block of a cluster runs
+    ahead of the others as far as it can: a block that exits while another still reaches it then shows)."""
+    first = min(ready) // n
+    return {i for i in ready if i // n == first}
+
+
+def _phase_over(state, b: int):
+    """Block ``b`` once no thread of the cluster can go on: "next" (all its threads wait at one barrier), "done"
+    (all have ended) or the Trap saying why it cannot go on."""
+    threads, marks, n, where, sizes, syncs = state
+    block = where[b]
+    first = marks[b * n]
+    for k in range(n):
+        m = marks[b * n + k]
+        if m[0] >= 0 and _kind(syncs[m[0]]) in ("wait", "named"):
+            there = _waiting_at(marks[b * n:(b + 1) * n], syncs, m[1][0]) if _kind(syncs[m[0]]) == "named" else 0
+            what = _state(m[1]) if _kind(syncs[m[0]]) == "wait" else \
+                f"barrier {m[1][0]} waits for {m[1][1]} threads, {there} are there"
+            return Trap(f"deadlock in block {block}: thread {_coords(k, sizes)} waits at {syncs[m[0]]} and no "
+                        f"thread of the block can go on ({what})")
+        if m[0] != first[0]:
+            return Trap(f"threads of block {block} diverge at a barrier: thread {_coords(0, sizes)} "
+                        f"{_reached(first[0], syncs)} but thread {_coords(k, sizes)} {_reached(m[0], syncs)}")
+    return "done" if first is _END else "next"
 
 
 def _kind(sync) -> str:
@@ -176,14 +221,17 @@ def _waiting_at(marks, syncs, barrier: int) -> int:
                and m[1][0] == barrier)
 
 
-def _release_named(threads, marks, linear, block, syncs) -> list[int]:
-    """The threads at a named barrier (``nvvm.barrier id, count``) once ``count`` threads wait at that id."""
-    waiting: dict[int, list[int]] = {}
+def _release_named(state) -> list[int]:
+    """The threads at a named barrier (``nvvm.barrier id, count``) once ``count`` threads of their block wait at
+    that id."""
+    threads, marks, n, where, _, syncs = state
+    waiting: dict[tuple[int, int], list[int]] = {}
     for i, m in enumerate(marks):
         if m is not None and m[0] >= 0 and _kind(syncs[m[0]]) == "named":
-            waiting.setdefault(m[1][0], []).append(i)
+            waiting.setdefault((i // n, m[1][0]), []).append(i)
     out = []
-    for barrier, ids in waiting.items():
+    for (b, barrier), ids in waiting.items():
+        block = where[b]
         counts = {marks[i][1][1] for i in ids}
         if len(counts) != 1:
             _throw(threads[ids[0]], Trap(f"threads of block {block} wait at barrier {barrier} with different thread "
@@ -202,7 +250,9 @@ def _release_named(threads, marks, linear, block, syncs) -> list[int]:
 
 
 def _state(payload) -> str:
-    """What an mbarrier wait waits for (its payload: state, group, index, parity)."""
+    """What an mbarrier wait waits for (its payload: state, group, index, parity), or a cluster barrier's wait."""
+    if hasattr(payload, "describe"):
+        return payload.describe()
     try:
         _, group, k, parity = payload
         return f"mbarrier {k}: {group.get(k).describe()}, waiting for the phase of parity {int(parity)}"
@@ -225,7 +275,7 @@ def _release_waiters(threads, marks, syncs) -> list[int]:
     return out
 
 
-def _run_collectives(threads, marks, sent, linear, block, sizes, syncs) -> list[int]:
+def _run_collectives(threads, marks, sent, linear, where, n, sizes, syncs) -> list[int]:
     """Run each collective op whose lanes are all there; the lanes that ran."""
     groups: dict[tuple[int, int], list[int]] = {}
     for i, m in enumerate(marks):
@@ -239,14 +289,18 @@ def _run_collectives(threads, marks, sent, linear, block, sizes, syncs) -> list[
                 members.setdefault((size, linear[i] // size), []).append(i)
     ran = []
     for key, waiting in groups.items():
-        ran += _run_collective(threads, members[key], waiting, marks, sent, linear, block, sizes, syncs)
+        ran += _run_collective(threads, members[key], waiting, marks, sent, linear, (where, n), sizes, syncs)
     return ran
 
 
-def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, syncs) -> list[int]:
+def _run_collective(threads, pos, waiting, marks, sent, linear, blocks, sizes, syncs) -> list[int]:
     """Run the collective op the lanes ``waiting`` of one warp or warpgroup (threads ``pos``) wait at;
     the lanes that ran (none while some lane is still on its way: running or at a blocking wait); a
-    Trap (thrown into a waiting lane, so it names the op) when the lanes diverge."""
+    Trap (thrown into a waiting lane, so it names the op) when the lanes diverge. ``blocks``: (the block ids
+    of each block of the cluster, threads per block)."""
+    where, n = blocks
+    block = where[waiting[0] // n]
+    stride = -(-n // 128) * 128
     k = marks[waiting[0]][0]
     op = syncs[k]
     size = op.lanes
@@ -254,8 +308,8 @@ def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, sy
     lanes = sorted(pos, key=lambda i: linear[i] % size)
     if len(lanes) != size:
         what = "32 lanes of a warp" if size == WARP else f"{size} threads of a warpgroup"
-        _throw(threads[waiting[0]], Trap(f"{op} needs the {what}, but {unit} "
-                                         f"{linear[lanes[0]] // size} of block {block} has {len(lanes)} threads"))
+        _throw(threads[waiting[0]], Trap(f"{op} needs the {what}, but {unit} {linear[lanes[0]] % stride // size} "
+                                         f"of block {block} has {len(lanes)} threads"))
     if any(marks[i] is None or marks[i][0] == _PREEMPTED or (marks[i][0] >= 0 and _kind(syncs[marks[i][0]]) in
                                                                 ("wait", "named")) for i in lanes):
         return []  # some lane is still on its way (waiting, or preempted at a shared access)
@@ -263,9 +317,9 @@ def _run_collective(threads, pos, waiting, marks, sent, linear, block, sizes, sy
     if others:
         j = others[0]
         _throw(threads[waiting[0]], Trap(
-            f"the lanes of {unit} {linear[j] // size} of block {block} diverge at a {unit}-collective op: lane "
-            f"{linear[waiting[0]] % size} (thread {_coords(waiting[0], sizes)}) is at {op} but lane "
-            f"{linear[j] % size} (thread {_coords(j, sizes)}) {_reached(marks[j][0], syncs)}"))
+            f"the lanes of {unit} {linear[j] % stride // size} of block {block} diverge at a {unit}-collective op: "
+            f"lane {linear[waiting[0]] % size} (thread {_coords(waiting[0] % n, sizes)}) is at {op} but lane "
+            f"{linear[j] % size} (thread {_coords(j % n, sizes)}) {_reached(marks[j][0], syncs)}"))
     try:
         results = op.run([marks[i][1] for i in lanes])
     except Trap as e:
@@ -310,6 +364,8 @@ class LaunchContext:
     async_copies: str | None = None  # the local of the thread's mma.AsyncCopies
     mbarriers: dict[int, str] = field(default_factory=dict)  # id(mbarrier.create op) -> local of the block's group
     block_async: str | None = None  # the local of the block's hopper.BlockAsync
+    cluster: str | None = None  # the local of the cluster's hopper.Cluster (its blocks run together)
+    cluster_size: list[str] = field(default_factory=lambda: ["1", "1", "1"])  # blocks per cluster (x, y, z)
 
 
 def is_workgroup_alloc(op: Operation) -> bool:
@@ -319,9 +375,6 @@ def is_workgroup_alloc(op: Operation) -> bool:
 def _launch(tr, op) -> None:
     if tr.gpu is not None:
         tr.unsupported(op, "a gpu.launch inside a gpu.launch")
-        return
-    if op.cluster_size:
-        tr.unsupported(op, "thread-block clusters (gpu.launch clusters(...)) are not supported yet")
         return
     args = op.body.args
     for a, v in zip(args[6:12], op.operands[:6]):  # grid and block sizes: the operands' values
@@ -337,6 +390,9 @@ def _launch(tr, op) -> None:
             hi = tr.ranges.get(size, (None, None))[1]
             tr.ranges[ids_] = (0, None if hi is None else hi - 1)
     ctx = LaunchContext(names)
+    ctx.cluster_size = [tr.val(v) for v in op.cluster_size] or ["1", "1", "1"]
+    for k, a in enumerate(args[12:18]):  # cluster ids (in the grid) and sizes (blocks)
+        tr.exprs[a] = f"({names[0][k]} // {ctx.cluster_size[k]})" if k < 3 else ctx.cluster_size[k - 3]
     allocs = []
     for inner in op.body.walk():
         if is_workgroup_alloc(inner):
@@ -347,8 +403,6 @@ def _launch(tr, op) -> None:
             allocs.append(inner)
     barriers = [b for b in op.body.walk() if b.name == "gpu.barrier" or b.has_trait(SubgroupCollective)
                 or b.name in hopper_ops.WARPGROUP_COLLECTIVES or b.name in hopper_ops.BLOCKING]
-    if barriers:
-        ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
     if any(inner.name == "nvgpu.device_async_copy" for inner in op.body.walk()):
         ctx.async_copies = tr.fresh("", "_async")
     mbarrier_ops = [b for b in op.body.walk() if b.name == "nvgpu.mbarrier.create"]
@@ -356,14 +410,21 @@ def _launch(tr, op) -> None:
         ctx.mbarriers[id(b)] = tr.fresh(tr.ir_name(b.results[0]).lstrip("%"), "mb_")
     if any(inner.name in hopper_ops.ASYNC_OPS for inner in op.body.walk()):
         ctx.block_async = tr.fresh("", "_blk")
+    if (op.cluster_size and barriers) or any(hopper_ops.uses_cluster(inner) for inner in op.body.walk()):
+        ctx.cluster = tr.fresh("", "_cluster")  # the blocks of a cluster run together
+        ctx.block_async = ctx.block_async or tr.fresh("", "_blk")
+    if barriers or ctx.cluster is not None:
+        ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
     (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = names
     tr.emit(f"_G.check_launch({gx}, {gy}, {gz}, {sx}, {sy}, {sz})")
     tr.gpu = ctx
     shared = [ctx.shared[id(a)] for a in allocs] + [ctx.mbarriers[id(b)] for b in mbarrier_ops]
     if ctx.block_async is not None:
         shared.append(ctx.block_async)
+    if ctx.cluster is not None:
+        shared.append(ctx.cluster)
     try:
-        if barriers:
+        if ctx.barriers is not None:
             kernel = tr.fresh("", "_kernel")
             tr.emit(f"def {kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}):")
             tr.indent += 1
@@ -371,22 +432,16 @@ def _launch(tr, op) -> None:
             _thread_body(tr, op, ctx)
             tr.indent -= 1
             tr.cur = tr.op_info(op)
+        if ctx.cluster is not None:
+            _run_clusters(tr, ctx, (allocs, mbarrier_ops, barriers), kernel, shared)
+            return
         tr.emit(f"for {bz}, {by}, {bx} in _G.ids({gz}, {gy}, {gx}):")
         tr.indent += 1
-        for a, name in zip(allocs, shared):
-            t: MemRefType = a.results[0].type
-            info = scalar_info(t.element_type)
-            tr.emit(f"{name} = _M.alloc({tr.glob(info, f'I_{info.name}')}, {tuple(t.shape)!r})")
-        for b in mbarrier_ops:
-            tr.emit(f"{ctx.mbarriers[id(b)]} = _H.MBarrierGroup({b.results[0].type.num_barriers})")
-        if ctx.block_async is not None:
-            tr.emit(f"{ctx.block_async} = _H.BlockAsync()")
+        _block_state(tr, ctx, allocs, mbarrier_ops, shared)
         if barriers:
-            desc = tr.glob(tuple(ctx.collectives.get(k, "'gpu.barrier'" + (f" at {b.location}" if b.location else ""))
-                                 for k, b in enumerate(barriers)), "BARRIERS")
             threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
                       f"_G.ids({sz}, {sy}, {sx})]"
-            tr.emit(f"_G.run_block({threads}, ({bx}, {by}, {bz}), ({sx}, {sy}, {sz}), {desc})")
+            tr.emit(f"_G.run_block({threads}, ({bx}, {by}, {bz}), ({sx}, {sy}, {sz}), {_syncs(tr, ctx, barriers)})")
             if ctx.block_async is not None:
                 tr.emit(f"{ctx.block_async}.finish()")
         else:
@@ -400,6 +455,63 @@ def _launch(tr, op) -> None:
         tr.indent -= 1
     finally:
         tr.gpu = None
+
+
+def _syncs(tr, ctx: LaunchContext, barriers: list) -> str:
+    """The global of the launch's synchronization points (what :func:`run_cluster` takes as ``syncs``)."""
+    return tr.glob(tuple(ctx.collectives.get(k, "'gpu.barrier'" + (f" at {b.location}" if b.location else ""))
+                         for k, b in enumerate(barriers)), "BARRIERS")
+
+
+def _block_state(tr, ctx: LaunchContext, allocs: list, mbarrier_ops: list, shared: list) -> None:
+    """A block's workgroup buffers, mbarrier groups and asynchronous state, made when it starts."""
+    for a, name in zip(allocs, shared):
+        t: MemRefType = a.results[0].type
+        info = scalar_info(t.element_type)
+        tr.emit(f"{name} = _M.alloc({tr.glob(info, f'I_{info.name}')}, {tuple(t.shape)!r})")
+    for b in mbarrier_ops:
+        tr.emit(f"{ctx.mbarriers[id(b)]} = _H.MBarrierGroup({b.results[0].type.num_barriers})")
+    if ctx.block_async is not None:
+        tr.emit(f"{ctx.block_async} = _H.BlockAsync()")
+
+
+def _run_clusters(tr, ctx: LaunchContext, ops: tuple, kernel: str, shared: list) -> None:
+    """The blocks in clusters (a block alone when the launch has none), each cluster's blocks run together
+    (``ops``: the launch's workgroup allocations, mbarrier groups and synchronization points)."""
+    allocs, mbarrier_ops, barriers = ops
+    (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = ctx.names
+    cx, cy, cz = ctx.cluster_size
+    ids_ = [tr.fresh("", "_cid") for _ in range(3)]
+    rank = [tr.fresh("", "_rank") for _ in range(3)]
+    blocks = tr.fresh("", "_blocks")
+    tr.emit(f"_G.check_cluster(({gx}, {gy}, {gz}), ({cx}, {cy}, {cz}))")
+    tr.emit(f"for {ids_[2]}, {ids_[1]}, {ids_[0]} in _G.ids({gz} // {cz}, {gy} // {cy}, {gx} // {cx}):")
+    tr.indent += 1
+    tr.emit(f"{ctx.cluster} = _H.Cluster({cx} * {cy} * {cz}, {sx} * {sy} * {sz})")
+    tr.emit(f"{blocks} = []")
+    tr.emit(f"for {rank[2]}, {rank[1]}, {rank[0]} in _G.ids({cz}, {cy}, {cx}):")
+    tr.indent += 1
+    for b, c, r, size in zip((bx, by, bz), ids_, rank, (cx, cy, cz)):
+        tr.emit(f"{b} = {c} * {size} + {r}")
+    _block_state(tr, ctx, allocs, mbarrier_ops, shared)
+    groups = [ctx.mbarriers[id(b)] for b in mbarrier_ops]
+    tr.emit(f"{ctx.cluster}.add_block({rank[0]} + {cx} * ({rank[1]} + {cy} * {rank[2]}), "
+            f"[{', '.join(ctx.shared[id(a)] for a in allocs)}], [{', '.join(groups)}], {ctx.block_async})")
+    threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
+              f"_G.ids({sz}, {sy}, {sx})]"
+    tr.emit(f"{blocks}.append(({threads}, ({bx}, {by}, {bz})))")
+    tr.indent -= 1
+    tr.emit(f"_G.run_cluster({blocks}, ({sx}, {sy}, {sz}), {_syncs(tr, ctx, barriers)}, {ctx.cluster})")
+    tr.emit(f"{ctx.cluster}.finish()")
+    tr.indent -= 1
+
+
+def check_cluster(grid: tuple, cluster: tuple) -> None:
+    """Trap on cluster sizes a launch would refuse: below 1, more than 8 blocks, or not dividing the grid."""
+    if min(cluster) < 1 or cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER_BLOCKS:
+        raise Trap(f"cluster size {tuple(cluster)}: a thread-block cluster has 1 to {MAX_CLUSTER_BLOCKS} blocks")
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise Trap(f"the grid {tuple(grid)} is not a whole number of clusters of {tuple(cluster)} blocks")
 
 
 def _thread_body(tr, op, ctx: LaunchContext) -> None:
@@ -417,10 +529,14 @@ def _id(tr, op) -> None:
         tr.unsupported(op, "outside a gpu.launch")
         return
     k = "xyz".index(op.dimension)
+    res = op.results[0]
+    if op.name in ("gpu.cluster_id", "gpu.cluster_block_id"):  # from the block id (a cluster of 1 without any)
+        b, size = tr.gpu.names[0][k], tr.gpu.cluster_size[k]
+        tr.exprs[res] = f"({b} // {size})" if op.name == "gpu.cluster_id" else f"({b} % {size})"
+        return
     kind = ID_OPS[op.name]
     launch = next(a for a in op.ancestors() if a.name == "gpu.launch")
     arg = launch.body.args[3 * kind + k]
-    res = op.results[0]
     tr.exprs[res] = tr.exprs[arg]
     for table in (tr.consts, tr.ranges):
         if arg in table:
@@ -454,10 +570,12 @@ HANDLERS = {
     "gpu.block_id": _id,
     "gpu.thread_id": _id,
     "gpu.grid_dim": _id,
+    "gpu.cluster_id": _id,
+    "gpu.cluster_block_id": _id,
     "gpu.block_dim": _id,
     "gpu.barrier": _barrier,
     "gpu.terminator": _terminator,
 }
 
-__all__ = ["HANDLERS", "LaunchContext", "check_launch", "ids", "is_workgroup_alloc", "reversed_schedule", "run_block",
-           "workgroup_alloc"]
+__all__ = ["HANDLERS", "LaunchContext", "check_cluster", "check_launch", "ids", "is_workgroup_alloc",
+           "reversed_schedule", "run_block", "run_cluster", "workgroup_alloc"]

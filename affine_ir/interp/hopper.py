@@ -12,6 +12,13 @@ reuses a buffer too soon computes a wrong result here, as it may on a GPU:
 - a TMA store reads its shared tile at the thread's next ``nvvm.cp.async.bulk.wait_group`` (or
   its end).
 
+The blocks of a thread-block cluster share a :class:`Cluster`: a multicast TMA load is one pending load per
+block of its mask (into the tile and onto the mbarrier at the same places of that block's shared memory),
+``mbarrier.arrive.remote`` arrives on another block's mbarrier, ``nvvm.cluster.arrive/wait`` are the cluster's
+barrier; a copy into, or an arrival on, a block whose threads have all ended is an error (the block's
+shared memory is gone: a kernel must keep its blocks alive, with a cluster barrier, while others may still
+reach them).
+
 Shared memory is physical: a swizzled TMA tile is stored at its swizzled byte positions (see
 :func:`swizzle`), and the matrix units read it back through the same function.
 """
@@ -438,3 +445,136 @@ def view(src: Buffer, shift: int, shape: tuple, info) -> Buffer:
         raise Trap(f"memref.view at byte {shift} is not aligned to its element size")
     raw = src.array.reshape(-1).view(np.uint8)[shift:shift + nbytes]
     return Buffer(raw.view(info.np_dtype).reshape(shape), info)
+
+
+# ----------------------------------------------------------------------------------------
+# Thread-block clusters
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Member:
+    """One block of a cluster: its workgroup buffers and mbarrier groups (in the order of their ops) and its
+    asynchronous state."""
+
+    buffers: list
+    groups: list
+    state: BlockAsync
+
+
+class _ClusterWait:
+    """The payload of a thread's ``nvvm.cluster.wait``: ready once the cluster's phase is complete."""
+
+    def __init__(self, cluster: Cluster, thread: tuple):
+        self.cluster, self.thread = cluster, thread
+
+    def describe(self) -> str:
+        c = self.cluster
+        gen = c.phase.get(self.thread, 0)
+        return f"the cluster's barrier: {c.arrivals.get(gen, 0)} of its {c.total} threads arrived"
+
+
+class Cluster:
+    """The blocks of one thread-block cluster (``size`` blocks of ``threads`` threads, by rank: the block's linear
+    id in the cluster)."""
+
+    def __init__(self, size: int, threads: int):
+        self.members: list[_Member | None] = [None] * size
+        self.exited = [False] * size
+        self.total = size * threads
+        self.arrivals: dict[int, int] = {}  # barrier phase -> threads arrived
+        self.phase: dict[tuple, int] = {}  # (rank, thread) -> the phase of its next arrival
+        self.arrived: set[tuple] = set()  # threads that arrived and have not waited yet
+
+    def add_block(self, rank: int, buffers: list, groups: list, state: BlockAsync) -> None:
+        self.members[rank] = _Member(list(buffers), list(groups), state)
+
+    def exit(self, rank: int) -> None:
+        """All threads of block ``rank`` have ended: its shared memory is gone."""
+        self.exited[rank] = True
+
+    def finish(self) -> None:
+        for m in self.members:
+            m.state.finish()
+
+    # -- the peers' shared memory --------------------------------------------------------------
+    def _peer(self, rank: int, peer: int, what: str, thread: int) -> _Member:
+        if not 0 <= peer < len(self.members):
+            raise Trap(f"{what}: block {peer} is not in the cluster of {len(self.members)} blocks")
+        if peer != rank and not self.phase.get((rank, thread)):
+            raise Trap(f"{what}: block {rank} reaches block {peer}'s shared memory before a cluster barrier "
+                       f"(nvvm.cluster.arrive/wait) made sure every block of the cluster has started")
+        if self.exited[peer]:
+            raise Trap(f"{what}: block {peer} of the cluster has exited (its shared memory is gone; keep it alive "
+                       f"with a cluster barrier, nvvm.cluster.arrive/wait, until no block reaches it)")
+        return self.members[peer]
+
+    def _peer_buffer(self, rank: int, buf: Buffer, peer: int, info) -> Buffer:
+        """The view of block ``peer``'s shared memory at the place ``buf`` has in block ``rank``'s."""
+        if peer == rank:
+            return buf
+        root = _root(buf.array)
+        for k, own in enumerate(self.members[rank].buffers):
+            if _root(own.array) is root:
+                start = _root_offset(buf) - _root_offset(own)
+                raw = self.members[peer].buffers[k].array.reshape(-1).view(np.uint8)
+                return Buffer(raw[start:start + buf.array.nbytes].view(buf.array.dtype).reshape(buf.shape), info)
+        raise Trap("a multicast copy's destination is not in the block's shared memory")
+
+    def _peer_group(self, rank: int, group: MBarrierGroup, peer: int) -> MBarrierGroup:
+        for k, own in enumerate(self.members[rank].groups):
+            if own is group:
+                return self.members[peer].groups[k]
+        raise Trap("the mbarrier is not in the block's shared memory")
+
+    def tma_load(self, rank: int, thread: int, tmap: TensorMap, coords: tuple, group: MBarrierGroup, k: int,
+                 dst: Buffer, info, mask: int, predicate: bool = True) -> None:
+        """``nvgpu.tma.async.load ... multicast_mask``: the box into ``dst``'s place in each block of ``mask`` (bit
+        ``r``: the block of rank ``r``), completing its bytes on mbarrier ``k`` at ``group``'s place there."""
+        if not predicate:
+            return
+        mask = int(mask) & 0xFFFF
+        if not mask or mask >> len(self.members):
+            raise Trap(f"multicast mask {mask:#x} names no block or a block outside the cluster of "
+                       f"{len(self.members)} blocks")
+        for peer in range(len(self.members)):
+            if mask >> peer & 1:
+                m = self._peer(rank, peer, "a multicast TMA load", thread)
+                m.state.tma_load(tmap, coords, self._peer_group(rank, group, peer), k,
+                                 self._peer_buffer(rank, dst, peer, info))
+
+    def remote_arrive(self, rank: int, thread: int, group: MBarrierGroup, k: int, peer: int) -> None:
+        """``nvgpu.mbarrier.arrive.remote``: one arrival on mbarrier ``k`` at ``group``'s place in block ``peer``."""
+        self._peer(rank, int(peer), "mbarrier.arrive.remote", thread)
+        self._peer_group(rank, group, int(peer)).arrive(k)
+
+    # -- the cluster's barrier ------------------------------------------------------------------
+    def arrive(self, rank: int, thread: int) -> None:
+        key = (rank, thread)
+        if key in self.arrived:
+            raise Trap("nvvm.cluster.arrive twice without nvvm.cluster.wait between")
+        self.arrived.add(key)
+        gen = self.phase.get(key, 0)
+        self.arrivals[gen] = self.arrivals.get(gen, 0) + 1
+
+    def wait(self, rank: int, thread: int) -> _ClusterWait:
+        if (rank, thread) not in self.arrived:
+            raise Trap("nvvm.cluster.wait without nvvm.cluster.arrive before it")
+        return _ClusterWait(self, (rank, thread))
+
+
+def cluster_wait_ready(payload: _ClusterWait) -> bool:
+    """Whether every thread of the cluster arrived in the waiting thread's phase (it then goes on)."""
+    c, key = payload.cluster, payload.thread
+    gen = c.phase.get(key, 0)
+    if c.arrivals.get(gen, 0) < c.total:
+        return False
+    c.phase[key] = gen + 1
+    c.arrived.discard(key)
+    return True
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array

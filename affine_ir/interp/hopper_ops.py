@@ -22,7 +22,14 @@ from .warp import Collective
 #: Ops that make the launch body run as generators (see :mod:`.gpu`).
 WARPGROUP_COLLECTIVES = frozenset({"nvgpu.warpgroup.mma", "nvgpu.warpgroup.mma.store",
                                    "nvvm.wgmma.wait.group.sync.aligned"})
-BLOCKING = frozenset({"nvgpu.mbarrier.try_wait.parity", "nvvm.barrier"})
+BLOCKING = frozenset({"nvgpu.mbarrier.try_wait.parity", "nvvm.barrier", "nvvm.cluster.wait"})
+#: Ops that reach the other blocks of a thread-block cluster (their blocks then run together, see :mod:`.gpu`).
+CLUSTER_OPS = frozenset({"nvgpu.mbarrier.arrive.remote", "nvvm.cluster.arrive", "nvvm.cluster.wait"})
+
+
+def uses_cluster(op: Operation) -> bool:
+    """Whether ``op`` reaches other blocks of its cluster (or waits for them)."""
+    return op.name in CLUSTER_OPS or (op.name == "nvgpu.tma.async.load" and op.multicast_mask is not None)
 #: Ops that need the block's asynchronous state.
 ASYNC_OPS = frozenset({"nvgpu.tma.async.load", "nvgpu.tma.async.store", "nvgpu.mbarrier.try_wait.parity",
                        "nvgpu.warpgroup.mma", "nvvm.wgmma.wait.group.sync.aligned", "nvvm.cp.async.bulk.wait_group"})
@@ -56,6 +63,13 @@ def thread_linear(tr) -> str:
     return f"({tx} + {sx} * ({ty} + {sy} * {tz}))"
 
 
+def cluster_rank(tr) -> str:
+    """The expression of the block's rank in its cluster (its linear id there, x fastest)."""
+    (bx, by, bz), _, _, _ = tr.gpu.names
+    cx, cy, cz = tr.gpu.cluster_size
+    return f"({bx} % {cx} + {cx} * ({by} % {cy} + {cy} * ({bz} % {cz})))"
+
+
 def _tuple(tr, values) -> str:
     """The Python tuple of the values' expressions."""
     return "(" + "".join(tr.val(v) + ", " for v in values) + ")"
@@ -84,6 +98,26 @@ def _mbarrier_arrive(tr, op) -> None:
     tr.emit(f"{tr.val(op.barriers)}.arrive({tr.val(op.mbar_id)})")
     if op.results:
         tr.assign(op.results[0], "None")
+
+
+def _mbarrier_arrive_remote(tr, op) -> None:
+    if not _in_launch(tr, op, True):
+        return
+    tr.emit(f"{tr.gpu.cluster}.remote_arrive({cluster_rank(tr)}, {thread_linear(tr)}, {tr.val(op.barriers)}, "
+            f"{tr.val(op.mbar_id)}, {tr.val(op.cta)})")
+
+
+def _cluster_arrive(tr, op) -> None:
+    if _in_launch(tr, op, True):
+        tr.emit(f"{tr.gpu.cluster}.arrive({cluster_rank(tr)}, {thread_linear(tr)})")
+
+
+def _cluster_wait(tr, op) -> None:
+    if not _in_launch(tr, op, True):
+        return
+    k = tr.gpu.barriers[id(op)]
+    tr.gpu.collectives[k] = Blocking(_where(op), H.cluster_wait_ready)
+    tr.emit(f"yield ({k}, {tr.gpu.cluster}.wait({cluster_rank(tr)}, {thread_linear(tr)}))")
 
 
 def _mbarrier_expect_tx(tr, op) -> None:
@@ -139,6 +173,12 @@ def _create_descriptor(tr, op) -> None:
 
 def _tma_load(tr, op) -> None:
     if not _in_launch(tr, op, True):
+        return
+    if op.multicast_mask is not None:
+        info = scalar_info(op.dst.type.element_type)
+        tr.emit(f"{tr.gpu.cluster}.tma_load({cluster_rank(tr)}, {thread_linear(tr)}, {tr.val(op.descriptor)}, "
+                f"{_tuple(tr, op.coordinates)}, {tr.val(op.barriers)}, {tr.val(op.mbar_id)}, {tr.mem(op.dst).name}, "
+                f"{tr.glob(info, f'I_{info.name}')}, {tr.val(op.multicast_mask)}, {_pred(tr, op.predicate)})")
         return
     tr.emit(f"{tr.gpu.block_async}.tma_load({tr.val(op.descriptor)}, {_tuple(tr, op.coordinates)}, "
             f"{tr.val(op.barriers)}, {tr.val(op.mbar_id)}, {tr.mem(op.dst).name}, {_pred(tr, op.predicate)})")
@@ -237,6 +277,9 @@ HANDLERS = {
     "nvgpu.mbarrier.init": _mbarrier_init,
     "nvgpu.mbarrier.arrive": _mbarrier_arrive,
     "nvgpu.mbarrier.arrive.expect_tx": _mbarrier_expect_tx,
+    "nvgpu.mbarrier.arrive.remote": _mbarrier_arrive_remote,
+    "nvvm.cluster.arrive": _cluster_arrive,
+    "nvvm.cluster.wait": _cluster_wait,
     "nvgpu.mbarrier.try_wait.parity": _try_wait,
     "nvgpu.tma.create.descriptor": _create_descriptor,
     "nvgpu.tma.prefetch.descriptor": _no_op,

@@ -79,17 +79,22 @@ def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | st
     (:func:`affine_ir.interp.hopper.eager_copies`: a stage handed back too early then shows); every module
     runs once more with the threads of synchronizing launches taking turns at every shared access
     (:func:`affine_ir.interp.gpu.interleaved_schedule`: a warp or warpgroup overwriting shared memory another
-    still reads then shows)."""
+    still reads then shows). A module with thread-block clusters runs once more with copies completing when issued
+    and one block of each cluster running ahead of the others (reversed: a block's loads overwriting a stage
+    another block still reads then show)."""
     from ..interp.gpu import interleaved_schedule, reversed_schedule
     from ..interp.hopper import eager_copies
 
     orders = {"forward": contextlib.nullcontext, "reversed": reversed_schedule}
     if isinstance(module, str):
-        has_tma = "nvgpu.tma.async" in module
+        has_tma, has_clusters = "nvgpu.tma.async" in module, "gpu.launch clusters(" in module
     else:
         has_tma = any(op.name.startswith("nvgpu.tma.async") for op in module.walk())
+        has_clusters = any(op.name == "gpu.launch" and op.cluster_size for op in module.walk())
     if has_tma:
         orders["eager copies"] = eager_copies
+    if has_clusters:
+        orders["eager copies, a block of each cluster ahead"] = _eager_and_reversed
     orders["interleaved"] = interleaved_schedule
     for order, schedule in orders.items():
         with schedule():
@@ -98,6 +103,15 @@ def assert_same_bits_in_both_thread_orders(want: Sequence, module: ModuleOp | st
             w, g = np.asarray(w), np.asarray(g)
             assert w.dtype == g.dtype and np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)), (
                 f"{context}: {order} thread order differs")
+
+
+@contextlib.contextmanager
+def _eager_and_reversed():
+    from ..interp.gpu import reversed_schedule
+    from ..interp.hopper import eager_copies
+
+    with eager_copies(), reversed_schedule():
+        yield
 
 
 def _output_names(module: ModuleOp, args: Sequence, fn: str | None) -> list[str]:

@@ -125,17 +125,30 @@ def mbarrier_helper(kind: str) -> tuple[str, str]:
         f"  unsigned a = {bar}, done;\n  do {{\n    {body}\n  }} while (!done);\n}}")
 
 
+def mbarrier_remote_helper() -> tuple[str, str]:
+    """``air_mbarrier_arrive_remote``: an arrival on the mbarrier at ``bar``'s place in block ``cta`` of the
+    cluster (its shared address mapped there by ``mapa``, the arrival released at cluster scope)."""
+    mapa = _asm("mapa.shared::cluster.u32 %0, %1, %2;", '"=r"(remote)', '"r"(a), "r"(cta)', clobber=False)
+    arrive = _asm("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];", "", '"r"(remote)')
+    return "air_mbarrier_arrive_remote", (
+        f"{DEVICE} void air_mbarrier_arrive_remote(unsigned long long* bar, unsigned cta) {{\n"
+        f"  unsigned a = {_SMEM.format('bar')}, remote;\n  {mapa}\n  {arrive}\n}}")
+
+
 def _coords(rank: int, first: int) -> str:
     return "{" + ", ".join(f"%{first + k}" for k in range(rank)) + "}"
 
 
-def tma_load_helper(rank: int) -> tuple[str, str]:
-    name = f"air_tma_load_{rank}d"
-    params = ", ".join(f"int c{k}" for k in range(rank))
+def tma_load_helper(rank: int, multicast: bool = False) -> tuple[str, str]:
+    """``air_tma_load_<rank>d`` (``_multicast``: into the same place of each block of the cluster in ``mask``,
+    completing on the mbarrier at ``bar``'s place in each)."""
+    name = f"air_tma_load_{rank}d{'_multicast' if multicast else ''}"
+    params = ", ".join(f"int c{k}" for k in range(rank)) + (", unsigned short mask" if multicast else "")
     ins = f'"r"({_SMEM.format("dst")}), "l"(map), "r"({_SMEM.format("bar")}), ' + \
-        ", ".join(f'"r"(c{k})' for k in range(rank))
-    body = _asm(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                f"[%0], [%1, {_coords(rank, 3)}], [%2];", "", ins)
+        ", ".join(f'"r"(c{k})' for k in range(rank)) + (', "h"(mask)' if multicast else "")
+    tail = f".multicast::cluster [%0], [%1, {_coords(rank, 3)}], [%2], %{3 + rank};" if multicast else \
+        f" [%0], [%1, {_coords(rank, 3)}], [%2];"
+    body = _asm(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes{tail}", "", ins)
     return name, (f"{DEVICE} void {name}(void* dst, const void* map, unsigned long long* bar, {params}) {{\n"
                   f"  {body}\n}}")
 
@@ -355,6 +368,15 @@ class HopperOps:
         self._refs.add(tok)
         self.emit(f"{name} = {fn}({self._bar(op)});")
 
+    def op_nvgpu_mbarrier_arrive_remote(self, op: Operation) -> None:
+        self.require(SM90, op)
+        self._cluster_launch(op)
+        self.emit(f"{self.helper(mbarrier_remote_helper())}({self._bar(op)}, {_u32(self.val(op.cta))});")
+
+    def _cluster_launch(self, op: Operation) -> None:
+        if not self.launch.cluster_size:
+            raise self.error(op, "reaches other blocks of a thread-block cluster: the gpu.launch needs clusters(...)")
+
     def op_nvgpu_mbarrier_arrive_expect_tx(self, op: Operation) -> None:
         self.require(SM90, op)
         fn = self.helper(mbarrier_helper("expect_tx"))
@@ -377,10 +399,11 @@ class HopperOps:
 
     def op_nvgpu_tma_async_load(self, op: Operation) -> None:
         self.require(SM90, op)
-        if op.multicast_mask is not None:
-            raise self.error(op, "multicast_mask needs a thread-block cluster launch (not supported yet)")
         coords = ", ".join(_i32(self.val(c)) for c in op.coordinates)
-        fn = self.helper(tma_load_helper(len(op.coordinates)))
+        if op.multicast_mask is not None:
+            self._cluster_launch(op)
+            coords += f", (unsigned short)({self.val(op.multicast_mask)})"
+        fn = self.helper(tma_load_helper(len(op.coordinates), op.multicast_mask is not None))
         self._predicated(op, f"{fn}({self.val(op.dst)}, {self._map(op.descriptor)}, {self._bar(op)}, {coords});")
 
     def op_nvgpu_tma_async_store(self, op: Operation) -> None:
@@ -564,6 +587,12 @@ class HopperOps:
             self.emit(f'asm volatile("bar.sync %0;" :: "r"({bid_text}) : "memory");')
         else:
             self.emit(f'asm volatile("bar.sync %0, %1;" :: "r"({bid_text}), "r"({_u32(self.val(n))}) : "memory");')
+
+    def op_nvvm_cluster_arrive(self, op: Operation) -> None:
+        self._statement(op, f"barrier.cluster.arrive{'.aligned' if op.aligned else ''};", SM90)
+
+    def op_nvvm_cluster_wait(self, op: Operation) -> None:
+        self._statement(op, f"barrier.cluster.wait{'.aligned' if op.aligned else ''};", SM90)
 
     def op_nvvm_cp_async_bulk_commit_group(self, op: Operation) -> None:
         self._statement(op, "cp.async.bulk.commit_group;", SM90)

@@ -76,6 +76,7 @@ class KernelPrinter:
                  block_size: tuple[int, int, int] = (1, 1, 1)):
         self.launch = launch
         self.block_size = block_size
+        self.cluster_size = (1, 1, 1)  # blocks per thread-block cluster (set for a launch with clusters)
         self.namer = namer
         self.options = options
         self._helpers: set[str] = set()  # helpers called since the last line
@@ -521,6 +522,14 @@ class KernelPrinter:
 
     def op_gpu_block_dim(self, op: Operation) -> None:
         self.set_int(op.results[0], self.block_size["xyz".index(op.dimension)])
+
+    def op_gpu_cluster_id(self, op: Operation) -> None:
+        """The cluster's index in the grid: the block's over the (compile-time) cluster size, as CUDA groups them."""
+        self.define(op.results[0], f"(blockIdx.{op.dimension} / {self.cluster_size['xyz'.index(op.dimension)]}u)")
+
+    def op_gpu_cluster_block_id(self, op: Operation) -> None:
+        """The block's index in its cluster (PTX ``%cluster_ctaid``: the block's modulo the cluster size)."""
+        self.define(op.results[0], f"(blockIdx.{op.dimension} % {self.cluster_size['xyz'.index(op.dimension)]}u)")
 
 
 #: (kind, C type) -> (CUDA atomic function, the pointer type it takes).

@@ -30,6 +30,7 @@ from .vector import VectorOps
 STATIC_SHARED_LIMIT = 48 * 1024
 SHARED_ALIGN = 16
 MAX_THREADS = 1024
+MAX_CLUSTER_BLOCKS = 8  # the portable thread-block cluster size
 
 
 
@@ -145,13 +146,14 @@ def _check_host_ops(f: FuncOp, ops) -> None:
             _check_host_ops(f, [x for x in host_body_ops(op) if not x.has_trait(IsTerminator)])
 
 
-def _block_size(launch: Operation) -> tuple[int, int, int]:
+def _block_size(launch: Operation, sizes=None, what: str = "block size") -> tuple[int, int, int]:
+    """The launch's constant block sizes (or ``sizes``: its cluster sizes)."""
     out = []
-    for v, d in zip(launch.block_size, "xyz"):
+    for v, d in zip(launch.block_size if sizes is None else sizes, "xyz"):
         owner = v.owner
         value = owner.value if isinstance(owner, ConstantOp) else None
         if not isinstance(value, int) or value <= 0:
-            raise EmitError(f"cannot emit 'gpu.launch' as CUDA: the block size in {d} must be a positive "
+            raise EmitError(f"cannot emit 'gpu.launch' as CUDA: the {what} in {d} must be a positive "
                             "arith.constant index value", launch.location)
         out.append(value)
     return out[0], out[1], out[2]
@@ -199,11 +201,13 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     if launch.dynamic_shared_memory is not None:
         raise EmitError("cannot emit 'gpu.launch' as CUDA: a dynamic_shared_memory_size operand is not supported",
                         launch.location)
-    if launch.cluster_size:
-        raise EmitError("cannot emit 'gpu.launch' as CUDA: thread-block clusters (clusters(...)) are not supported "
-                        "yet", launch.location)
+    cluster = _block_size(launch, launch.cluster_size, "cluster size") if launch.cluster_size else None
+    if cluster is not None and cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER_BLOCKS:
+        raise EmitError(f"cannot emit 'gpu.launch' as CUDA: a cluster of {cluster} blocks is more than the portable "
+                        f"{MAX_CLUSTER_BLOCKS}", launch.location)
     block = _block_size(launch)
     pr = CudaKernelPrinter(launch, Namer(names), options, headers, block)
+    pr.cluster_size = cluster or (1, 1, 1)
     stored = {op.memref for op in launch.walk() if isinstance(op, MemRefAccessInterface) and op.is_write}
     stored |= {e.value for op in launch.walk() for e in op.memory_effects() or () if e.kind is EffectKind.WRITE}
     stored |= {view_source(v) for v in stored if v is not None}  # a store into a view writes its buffer
@@ -220,6 +224,12 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
         if group == 3:  # block sizes: constants
             pr.set_int(a, block[d])
             continue
+        if group == 4:  # cluster ids: of the cluster the block is in, in the grid
+            pr.define(a, f"(blockIdx.{'xyz'[d]} / {cluster[d]}u)")
+            continue
+        if group == 5:  # cluster sizes: constants
+            pr.set_int(a, cluster[d])
+            continue
         pr.define(a, f"{('blockIdx', 'threadIdx', 'gridDim')[group]}.{'xyz'[d]}")
     pr.hoist_shared(launch.body)
     pr.block(launch.body)
@@ -232,6 +242,8 @@ def _emit_kernel(f: FuncOp, launch: Operation, kname: str, names, options: Optio
     nthreads = block[0] * block[1] * block[2]
     min_blocks = f", {pr.min_blocks}" if pr.min_blocks else ""
     bounds = f"__launch_bounds__({nthreads}{min_blocks}) " if nthreads <= MAX_THREADS else ""
+    if cluster is not None:
+        bounds += f"__cluster_dims__({cluster[0]}, {cluster[1]}, {cluster[2]}) "
     sig = ", ".join(_param_decl(p) for p in params)
     head = f'extern "C" __global__ void {bounds}{kname}({sig}) {{'
     if len(head) > 120 and params:

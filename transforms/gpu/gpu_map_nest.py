@@ -278,9 +278,12 @@ def band_and_blocker(op: Operation, is_host_value=None,
 
 
 # -- launches ---------------------------------------------------------------------------------------------------
-def new_launch(host: HostPlan, anchor: Operation, grid: Sequence[Value], block: Sequence[int]) -> LaunchOp:
-    """A new empty ``gpu.launch`` (grid values, constant block sizes) before the top-level ``anchor``."""
-    launch = LaunchOp(list(grid), [host.constant(b) for b in block], location=anchor.location)
+def new_launch(host: HostPlan, anchor: Operation, grid: Sequence[Value], block: Sequence[int],
+               cluster: Sequence[int] = ()) -> LaunchOp:
+    """A new empty ``gpu.launch`` (grid values, constant block sizes, constant cluster sizes if any) before the
+    top-level ``anchor``."""
+    launch = LaunchOp(list(grid), [host.constant(b) for b in block], location=anchor.location,
+                      clusters=[host.constant(c) for c in cluster])
     launch.body.append(TerminatorOp(location=anchor.location))
     anchor.parent.insert_before(anchor, launch)
     return launch

@@ -124,7 +124,7 @@ from .map_mma_plan import (
     stage_count,
 )
 from .map_mma_staging import GatherElement, Staging, swizzle
-from .map_wgmma import SCHEDULES, choose_wgmma_tiles, map_to_wgmma, plan_wgmma
+from .map_wgmma import SCHEDULES, WgmmaPlan, WgmmaTiles, choose_wgmma_tiles, map_to_wgmma, plan_wgmma
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -457,6 +457,9 @@ class GpuMapMma(Pass):
                                      "consumer warpgroups taking turns on whole tiles); default: chosen for the "
                                      "target")
     persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
+    wgmma_cluster: int = option(1, "warpgroup MMA (blocks schedule): thread-block clusters of this many blocks along "
+                                   "M (1, 2, 4 or 8), each block loading a slice of the shared B tile and "
+                                   "multicasting it to all by TMA (1: no clusters)")
     tma_store: bool = option(False, "warpgroup MMA: the epilogue writes its output tile to shared memory and one TMA "
                                     "store puts it in global memory (where it applies: see map_wgmma._store_plan; off "
                                     "by default: 4-7 % slower than per-element stores on the H100, RESULTS.md)")
@@ -470,6 +473,8 @@ class GpuMapMma(Pass):
                              f"{self.persistent_blocks}")
         if self.wgmma_schedule and self.wgmma_schedule not in SCHEDULES:
             raise ValueError(f"wgmma-schedule takes one of {', '.join(SCHEDULES)}, got {self.wgmma_schedule!r}")
+        if self.wgmma_cluster not in (1, 2, 4, 8):
+            raise ValueError(f"wgmma-cluster takes 1, 2, 4 or 8 blocks, got {self.wgmma_cluster}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -516,6 +521,9 @@ class GpuMapMma(Pass):
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
         tiles = replace(tiles, grid=self.persistent_blocks)
+        cluster_note = ""
+        if self.wgmma_cluster > 1:
+            tiles, cluster_note = self._cluster(wp, tiles, self.wgmma_cluster)
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
         launch = map_to_wgmma(wp, tiles, host, gpu, self.tma_store)
@@ -524,8 +532,23 @@ class GpuMapMma(Pass):
         ctx.applied(launch, f"contraction {c.describe()} of ({c.loops_of(c.rows)}, {c.loops_of(c.cols)}) over "
                             f"({c.loops_of(c.red_loops)}) on warpgroup MMA (sm_90a): {plan.kind.input} -> f32, "
                             f"{tiles.describe()}; B {b_layout}; TMA tiles swizzled by 128 bytes, full/empty mbarriers "
-                            f"per stage{stored}")
+                            f"per stage{stored}{cluster_note}")
         return launch, ""
+
+    @staticmethod
+    def _cluster(wp: WgmmaPlan, tiles: WgmmaTiles, size: int) -> tuple[WgmmaTiles, str]:
+        """``tiles`` in clusters of ``size`` blocks where they apply, else as they are with the reason (for the
+        trace)."""
+        clustered = replace(tiles, cluster=size)
+        _, m, _, _ = wp.mma.c.sizes
+        why = clustered.invalid()
+        if why is None and -(-m // tiles.BM) % size:
+            why = f"{-(-m // tiles.BM)} tile rows are not a whole number of clusters of {size}"
+        if why is None and wp.b_mn_major and (clustered.b_slice % 64):
+            why = f"an MN-major B's {clustered.b_slice}-column slices are not whole 64-column chunks"
+        if why is not None:
+            return tiles, f"; no clusters: {why}"
+        return clustered, ""
 
     def _splits(self, plan: MmaPlan, tiles: MmaTiles, gpu: GPUTarget) -> tuple[int, str]:
         """The k slices for ``plan`` with ``tiles`` (the option's, else the model's) and the

@@ -69,6 +69,7 @@ from affine_ir.dialects.memref import AllocOp, CastOp, LoadOp, ViewOp
 from affine_ir.dialects.nvgpu_hopper import (
     MBarrierArriveExpectTxOp,
     MBarrierArriveOp,
+    MBarrierArriveRemoteOp,
     MBarrierCreateOp,
     MBarrierInitOp,
     MBarrierTryWaitParityOp,
@@ -85,6 +86,8 @@ from affine_ir.dialects.nvgpu_warpgroup import (
     WarpgroupMmaStoreOp,
 )
 from affine_ir.dialects.nvvm import (
+    ClusterArriveOp,
+    ClusterWaitOp,
     CpAsyncBulkCommitGroupOp,
     CpAsyncBulkWaitGroupOp,
     FenceMbarrierInitOp,
@@ -103,6 +106,7 @@ from affine_ir.types import (
     WarpgroupDescriptorType,
     f32,
     i8,
+    i16,
     i32,
     memref,
     vector,
@@ -114,7 +118,7 @@ from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import MmaPlan, epilogue_ops, raster_order, slice_steps
 from .schedule_gpu import add_partial_sums
 
-__all__ = ["SCHEDULES", "WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
+__all__ = ["SCHEDULES", "WgmmaPlan", "WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
 
 WARPGROUP = 128
 BK = 64  # one 128-byte (swizzle_128b) row of 16-bit elements (128 of 8-bit ones: :func:`k_step`)
@@ -156,6 +160,7 @@ class WgmmaTiles:
     element_bytes: int = 2
     schedule: str = "blocks"
     grid: int = 0  # persistent: the blocks (0: one per multiprocessor)
+    cluster: int = 1  # blocks per thread-block cluster (along M: they share the B tile, multicast by TMA)
 
     @property
     def persistent(self) -> bool:
@@ -220,7 +225,24 @@ class WgmmaTiles:
             return f"block rows {self.BM}: a TMA box has at most 256 rows"
         if self.stages < 2:
             return f"{self.stages} stage(s): the ring needs at least 2"
+        return self._cluster_invalid()
+
+    def _cluster_invalid(self) -> str | None:
+        c = self.cluster
+        if c == 1:
+            return None
+        if c not in (2, 4, 8):
+            return f"clusters of {c} blocks: 1, 2, 4 or 8 (a power of two up to the portable 8)"
+        if self.schedule != "blocks":
+            return f"clusters of {c} blocks are built for the blocks schedule, not {self.schedule}"
+        if self.BN % (8 * c):
+            return f"block columns {self.BN} do not split into {c} multicast slices of a multiple of 8 rows"
         return None
+
+    @property
+    def b_slice(self) -> int:
+        """The B columns each block of a cluster loads and multicasts to all (the whole tile without clusters)."""
+        return self.BN // self.cluster
 
     def describe(self) -> str:
         split = f", k split in {self.splits} slices (partial sums added in slice order by a second launch)" \
@@ -228,6 +250,9 @@ class WgmmaTiles:
         turns = " taking turns on whole tiles" if self.pingpong else ""
         schedule = f", persistent ({self.schedule}: a block per multiprocessor over the tiles)" \
             if self.persistent else ""
+        if self.cluster > 1:
+            schedule += f", clusters of {self.cluster} blocks along M, each loading 1/{self.cluster} of the B tile " \
+                        f"and multicasting it to all"
         return (f"block tile {self.BM}x{self.BN}, k step {self.BK}, {self.consumers} consumer warpgroup"
                 f"{'s' if self.consumers > 1 else ''} of m{self.rows}n{self.BN}{turns} and a producer, {self.stages} "
                 f"stages{split}{schedule}")
@@ -417,7 +442,7 @@ class _Kernel:
         c, t, host = self.c, self.t, self.host
         batch, m, n, _ = c.sizes
         self.da = self._descriptor(self.plan.a, self.bk if self.plan.a_mn_major else t.BM)  # K x 64 chunks
-        self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.BN)  # K x 64 chunks
+        self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.b_slice)  # K x 64 chunks
         self.cols, self.rows = -(-n // t.BN), -(-m // t.BM)
         self.tiles = self.cols * self.rows * batch * t.splits
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
@@ -429,8 +454,10 @@ class _Kernel:
         self.store, self.store_at, smem_bytes = self._store_plan() if self.tma_store else (None, 0, t.shared_bytes)
         if self.store is not None:
             self.d_out = self._descriptor(self.store.memref, t.BM, t.BN)
-        grid = [self.grid, 1, 1] if t.persistent else [self.cols, self.rows, batch * t.splits]
-        launch = new_launch(host, c.nest, [host.constant(x) for x in grid], (t.threads, 1, 1))
+        # clusters: the C blocks of a cluster (along x) compute C consecutive tile rows of one tile column
+        grid = [self.grid, 1, 1] if t.persistent else [self.cols * t.cluster, self.rows // t.cluster, batch * t.splits]
+        launch = new_launch(host, c.nest, [host.constant(x) for x in grid], (t.threads, 1, 1),
+                            (t.cluster, 1, 1) if t.cluster > 1 else ())
         self.block = launch.body.args[:3]
         self.tid = launch.body.args[3]
         at = self.top = _At(launch.body.ops[-1], self.loc)
@@ -447,16 +474,24 @@ class _Kernel:
         first = self._if(at, [_d(0)], [self.tid], eq=True)
         for s in range(t.stages):
             first.add(MBarrierInitOp(self.full, self._c(s), self._c(1), location=self.loc))
-            first.add(MBarrierInitOp(self.empty, self._c(s), self._c(1 if t.pingpong else t.consumers),
+            # a stage is free once the consumers of every block of the cluster (whose loads fill it) are done
+            first.add(MBarrierInitOp(self.empty, self._c(s), self._c(1 if t.pingpong else t.consumers * t.cluster),
                                      location=self.loc))
         for w in range(t.consumers if t.pingpong else 0):  # a consumer's turn: the one before it is done
             first.add(MBarrierInitOp(self.turn, self._c(w), self._c(WARPGROUP), location=self.loc))
             first.add(MBarrierInitOp(self.drained, self._c(w), self._c(WARPGROUP), location=self.loc))
         first.add(FenceMbarrierInitOp(location=self.loc))
-        at.add(BarrierOp(location=self.loc))
+        if t.cluster > 1:  # every block's mbarriers are set up before another block's loads or arrivals reach them
+            at.add(ClusterArriveOp(True, location=self.loc))
+            at.add(ClusterWaitOp(True, location=self.loc))
+        else:
+            at.add(BarrierOp(location=self.loc))
         producer, consumer = self._if(at, [WARPGROUP - 1 - _d(0)], [self.tid], with_else=True)
         self._producer(producer)
         self._consumer(consumer)
+        if t.cluster > 1:  # no block exits (its shared memory gone) while another may still arrive on its mbarriers
+            at.add(ClusterArriveOp(location=self.loc))
+            at.add(ClusterWaitOp(location=self.loc))
         if self.workspace is not None:  # the second launch: the slices added in slice order, then the epilogue
             add_partial_sums(c, self.workspace, t.splits, host, self.gpu.default_threads_per_block)
         c.nest.erase()
@@ -541,9 +576,16 @@ class _Kernel:
 
     def _enter_tile(self, at: _At, bx: Value, by: Value, bz: Value) -> None:
         """The tile of block coordinates ``(bx, by, bz)`` in the raster order; grid z runs (slice, batch), the
-        batch fastest."""
+        batch fastest. In clusters of C blocks, block ``bx = pair * C + rank`` computes tile row ``group * C +
+        rank`` of the column the raster order gives ``(pair, by)``: the blocks of a cluster share B's tile."""
         t, batch = self.t, self.c.sizes[0]
-        self.bx, self.by = raster_order(self.cols, self.rows, self.gpu.sm_count, bx, by, at)
+        if t.cluster > 1:
+            self.rank = at.apply(_d(0) % t.cluster, [bx], "rank")
+            pair = at.apply(_d(0).floordiv(t.cluster), [bx], "pair")
+            self.bx, group = raster_order(self.cols, self.rows // t.cluster, self.gpu.sm_count, pair, by, at)
+            self.by = at.apply(_d(0) * t.cluster + _d(1), [group, self.rank], "tile_row")
+        else:
+            self.bx, self.by = raster_order(self.cols, self.rows, self.gpu.sm_count, bx, by, at)
         self.slice = at.apply(_d(0).floordiv(batch), [bz], "slice") if batch > 1 else bz
         self.batch = at.apply(_d(0) % batch, [bz], "batch") if batch > 1 else None
         self.row0 = at.apply(_d(0) * t.BM, [self.by], "row0")
@@ -576,24 +618,34 @@ class _Kernel:
             a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
             body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
         else:
-            self._chunks(body, s, k0, outer, self.da, self.row0, t.BM, 0, "a")
+            self._chunks(body, (_d(0) * t.stage_bytes, [s]), k0, outer, self.da, self.row0, t.BM, "a")
+        # B: the whole tile, or in a cluster the block's slice (columns rank * b_slice ...) multicast to every block
+        mask, first, ops = None, self.col0, [s]
+        if t.cluster > 1:
+            mask = body.add(ConstantOp.of((1 << t.cluster) - 1, i16, location=self.loc, name_hint="all")).results[0]
+            first = body.apply(_d(0) + _d(1) * t.b_slice, [self.col0, self.rank], "b_first")
+            ops = [s, self.rank]
+        # where the slice goes in the stage (the bytes before it: A, then the other blocks' slices)
+        at = _d(0) * t.stage_bytes + t.a_bytes + (_d(1) * (t.b_slice * ROW_BYTES) if t.cluster > 1 else 0)
         if not self.plan.b_mn_major:
-            b = self._view(body, _d(0) * t.stage_bytes + t.a_bytes, [s], memref(self._box(t.BN), self.el, WORKGROUP),
-                           "b_tile")
-            body.add(TmaAsyncLoadOp(self.db, [k0, self.col0, *outer], self.full, s, b, location=self.loc))
+            b = self._view(body, at, ops, memref(self._box(t.b_slice), self.el, WORKGROUP), "b_tile")
+            body.add(TmaAsyncLoadOp(self.db, [k0, first, *outer], self.full, s, b, multicast_mask=mask,
+                                    location=self.loc))
             return
-        self._chunks(body, s, k0, outer, self.db, self.col0, t.BN, t.a_bytes, "b")
+        self._chunks(body, (at, ops), k0, outer, self.db, first, t.b_slice, "b", mask)
 
-    def _chunks(self, body: _At, s: Value, k0: Value, outer: list, desc: Value, first: Value, width: int, shift: int,
-                name: str) -> None:
+    def _chunks(self, body: _At, stage: tuple, k0: Value, outer: list, desc: Value, first: Value, width: int,
+                name: str, mask: Value | None = None) -> None:
         """An MN-major operand (A given K x M, B given K x N) loaded as 64-column chunks of 64 k rows, one after
-        the other from byte ``shift`` of stage ``s``: its ``width`` rows/columns from ``first``."""
-        t = self.t
+        the other from the place ``stage`` (an offset expression over its operands): its ``width`` rows/columns
+        from ``first`` (multicast to the blocks of ``mask``)."""
+        offset, ops = stage
+        box = memref(self._box(self.bk), self.el, WORKGROUP)
         for chunk in range(width // self.bk):
-            at = _d(0) * t.stage_bytes + shift + chunk * self.bk * ROW_BYTES
-            tile = self._view(body, at, [s], memref(self._box(self.bk), self.el, WORKGROUP), f"{name}_chunk{chunk}")
+            tile = self._view(body, offset + chunk * self.bk * ROW_BYTES, ops, box, f"{name}_chunk{chunk}")
             col = body.apply(_d(0) + chunk * self.bk, [first], f"{name}{chunk}") if chunk else first
-            body.add(TmaAsyncLoadOp(desc, [col, k0, *outer], self.full, s, tile, location=self.loc))
+            body.add(TmaAsyncLoadOp(desc, [col, k0, *outer], self.full, ops[0], tile, multicast_mask=mask,
+                                    location=self.loc))
 
     def _consumer(self, at: _At) -> None:
         """Warpgroups 1..: the k loop on the matrix units, then the epilogue (per tile, when persistent)."""
@@ -688,11 +740,18 @@ class _Kernel:
         nxt = body.add(WarpgroupMmaOp(da, db, acc, 1, transpose_a=self.plan.a_mn_major,
                                       transpose_b=not self.plan.b_mn_major, location=self.loc,
                                       name_hint="acc")).results[0]
-        # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer
-        release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
+        # step kt - 1's group is complete (waitGroup = 1): its stage goes back to the producer -- in a cluster to
+        # the producer of every block (thread r of the warpgroup arrives on block r's mbarrier)
         prev, prev_ops = self._step(kt, i, -1)
-        release.add(MBarrierArriveOp(self.empty, release.apply(prev % t.stages, prev_ops, "done_stage"),
-                                     location=self.loc))
+        if t.cluster > 1:
+            release = self._if(body, [_d(0) - 1, t.cluster - 1 - _d(1) % WARPGROUP], [kt, self.tid])
+            cta = release.apply(_d(0) % WARPGROUP, [self.tid], "cta")
+            release.add(MBarrierArriveRemoteOp(self.empty, release.apply(prev % t.stages, prev_ops, "done_stage"),
+                                               cta, location=self.loc))
+        else:
+            release = self._if(body, [_d(0) - 1, _d(1) % WARPGROUP], [kt, self.tid], eq=(False, True))
+            release.add(MBarrierArriveOp(self.empty, release.apply(prev % t.stages, prev_ops, "done_stage"),
+                                         location=self.loc))
         body.add(AffineYieldOp([nxt], location=self.loc))
         marker.erase()
         return loop.results[0]
