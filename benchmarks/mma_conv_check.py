@@ -52,6 +52,9 @@ def staging(exe) -> str:
         if d.pass_name == "gpu-map-mma" and "contraction" in d.message:
             if d.kind != "applied":
                 return "SIMT: " + d.message.split(": ", 2)[-1]
+            if "warpgroup MMA" in d.message:
+                box = d.message.split("TMA box of ")[-1].split(" ")[0] if "TMA box of" in d.message else "GEMM"
+                return f"wgmma, A boxes {box}"
             parts = d.message.split("; ")[1:]
             return ", ".join(f"{p[0]} {'gather' if 'gathered' in p else 'cp.async'}" for p in parts)
     return "?"
@@ -103,6 +106,10 @@ def conv_case(torch, n: int, layer: tuple, layout: str, args):
     c, hw, f, k, s, p = layer
     o = (hw + 2 * p - k) // s + 1
     module = air.library.conv2d(n, c, hw, hw, f, k, k, stride=s, padding=p, layout=layout, dtype="f16")
+    if args.wgmma_options:
+        from transforms.pipelines import gpu_pipeline
+
+        module = (module, gpu_pipeline(wgmma=True, wgmma_options=args.wgmma_options))
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     scale = 1 / math.sqrt(math.sqrt(c * k * k))
     nchw = layout == "NCHW"
@@ -209,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gelu", default="none", choices=("tanh", "none"),
                     help="the GELU form, in the library's mlp and in torch")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--wgmma-options", default="", help="convolutions through gpu_pipeline(wgmma=True) with these "
+                                                        "gpu-map-mma options, e.g. 'wgmma-conv=true' (implicit GEMM "
+                                                        "on warpgroup MMA)")
     args = ap.parse_args(argv)
     import torch
 

@@ -62,6 +62,8 @@ def _options(draw) -> str:
     options.append(f"wgmma-schedule={schedule}")
     if schedule != "blocks":  # few blocks: each loops over several tiles
         options.append(f"persistent-blocks={draw(st.integers(1, 3))}")
+    else:  # clusters sharing B by multicast (where the tile rows make whole clusters; else refused with the reason)
+        options.append(f"wgmma-cluster={draw(st.sampled_from([1, 2, 2, 4]))}")
     return " ".join(options)
 
 

@@ -187,7 +187,8 @@ def test_old_booleans_are_the_traits(name):
     assert cls.has_trait(T.Commutative) == (name in OLD_COMMUTATIVE)
     assert cls.has_trait(T.KernelScope) == (name == "gpu.launch")  # CSE's SCOPE_BARRIERS
     assert cls.has_trait(T.ConstantLike) == (name == "arith.constant")
-    assert cls.has_trait(T.Synchronization) == (name in ("gpu.barrier", "nvvm.barrier"))
+    assert cls.has_trait(T.Synchronization) == (name in ("gpu.barrier", "nvvm.barrier", "nvvm.cluster.arrive",
+                                                         "nvvm.cluster.wait"))
     assert cls.has_trait(T.AffineMapValue) == (name in ("affine.apply", "affine.min", "affine.max"))  # HOST_MAPS
     assert cls.has_trait(T.RecursiveMemoryEffects) == (name in ("affine.for", "affine.if", "affine.parallel"))
     assert cls.has_trait(T.SameOperandsAndResultType) == issubclass(cls, ElementwiseOp)

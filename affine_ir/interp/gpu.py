@@ -29,12 +29,22 @@ block ids, thread ids, grid sizes and block sizes; ``gpu.block_id x``, ``gpu.thr
   y and z < 65,536) is an InterpretError; a grid size below 1 runs no block (a launch over
   an empty iteration space).
 
+- Thread-block clusters (``gpu.launch clusters(...)``, whose sizes must divide the grid, at most 8 blocks): the
+  blocks of a cluster run together (:func:`run_cluster`: their threads take turns; barriers, named barriers
+  and collectives stay within a block), so one block may wait for another (the cluster's barrier
+  ``nvvm.cluster.arrive/wait``, an mbarrier another block arrives on, a multicast TMA load; see
+  :mod:`.hopper`). Body arguments 12-14 and ``gpu.cluster_id`` are the cluster's index in the grid,
+  ``gpu.cluster_block_id`` the block's in its cluster, 15-17 the cluster sizes. A launch without clusters
+  that uses those ops runs each block as a cluster of one.
+
 Blocks, and threads within a block, run in increasing linear order (x fastest); inside
 :func:`reversed_schedule` they run in decreasing order, so a test can run a launch both
 ways: a kernel whose threads race (one writes what another reads or writes, without a
-barrier between) usually gives a different result. Inside :func:`interleaved_schedule` the threads of a
-launch that synchronizes take turns at every affine/memref load and store of shared memory (round-robin),
-which exposes races between threads that each run a long stretch without synchronizing.
+barrier between) usually gives a different result; the blocks of a cluster then run one ahead of the
+others as far as it can (a block-scoped barrier standing in for the cluster's then shows). Inside
+:func:`interleaved_schedule` the threads of a launch that synchronizes take turns at every affine/memref load
+and store of shared memory (round-robin), which exposes races between threads that each run a long stretch
+without synchronizing.
 """
 
 from __future__ import annotations

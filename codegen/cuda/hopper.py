@@ -39,6 +39,15 @@ semantics are :mod:`affine_ir.dialects.nvgpu_hopper`'s (the interpreter's :mod:`
   ``cp.async.bulk.wait_group[.read] N``; ``nvvm.barrier id = %i number_of_threads = %n``: ``bar.sync``
   (without operands ``__syncthreads()``).
 
+- Thread-block clusters: a launch with ``clusters(...)`` (constant sizes, at most 8 blocks) gets
+  ``__cluster_dims__(x, y, z)``; ``gpu.cluster_block_id`` is the block id modulo the cluster size, ``gpu.cluster_id``
+  the block id over it (CUDA's grouping of a grid into clusters); ``tma.async.load ... multicast_mask`` is the
+  ``.multicast::cluster`` form (a 16-bit ``"h"`` mask); ``nvgpu.mbarrier.arrive.remote`` maps the barrier's shared
+  address to the block of that rank (``mapa.shared::cluster.u32``) and arrives there with
+  ``mbarrier.arrive.release.cluster.shared::cluster.b64``; ``nvvm.cluster.arrive/wait [aligned]`` are
+  ``barrier.cluster.arrive/wait[.aligned]``. The ops that reach other blocks are refused in a launch without
+  clusters.
+
 Each kernel records the architecture it needs (:attr:`~.program.KernelSpec.min_arch`): ``sm_90a`` for
 wgmma and setmaxnreg, ``sm_90`` for TMA, ``try_wait``, ``expect_tx`` and the proxy fences.
 """

@@ -457,6 +457,10 @@ class GpuMapMma(Pass):
                                      "consumer warpgroups taking turns on whole tiles); default: chosen for the "
                                      "target")
     persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
+    wgmma_conv: bool = option(False, "warpgroup MMA: NHWC convolutions (HWCF filters, stride 1, channels a multiple of "
+                                     "64) as implicit GEMMs whose A tiles are TMA boxes of the input window "
+                                     "(transforms/gpu/map_wgmma_conv.py; off by default: mma.sync's cp.async path "
+                                     "is the measured one)")
     wgmma_cluster: int = option(1, "warpgroup MMA (blocks schedule): thread-block clusters of this many blocks along "
                                    "M (1, 2, 4 or 8), each block loading a slice of the shared B tile and "
                                    "multicasting it to all by TMA (1: no clusters)")
@@ -516,6 +520,8 @@ class GpuMapMma(Pass):
         """Map ``plan`` onto warpgroup MMA when it qualifies: (the launch, "") or (None, why not, for the
         trace of the ``mma.sync`` mapping)."""
         wp = plan_wgmma(plan, gpu)
+        if not isinstance(wp, str) and wp.conv is not None and not self.wgmma_conv:
+            wp = "an NHWC convolution takes warpgroup MMA with wgmma-conv=true"
         tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major,
                                    plan.kind.bytes, self.wgmma_schedule) if not isinstance(wp, str) else wp
         if isinstance(tiles, str):
@@ -526,6 +532,8 @@ class GpuMapMma(Pass):
             tiles, cluster_note = self._cluster(wp, tiles, self.wgmma_cluster)
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
+        if wp.conv is not None:
+            b_layout += f"; {wp.conv.with_box(tiles.BM).describe()}"
         launch = map_to_wgmma(wp, tiles, host, gpu, self.tma_store)
         stored = "; the output tile stored by TMA" if any(isinstance(op, TmaAsyncStoreOp) for op in launch.walk()) \
             else ""
@@ -542,8 +550,9 @@ class GpuMapMma(Pass):
         clustered = replace(tiles, cluster=size)
         _, m, _, _ = wp.mma.c.sizes
         why = clustered.invalid()
-        if why is None and -(-m // tiles.BM) % size:
-            why = f"{-(-m // tiles.BM)} tile rows are not a whole number of clusters of {size}"
+        rows = wp.conv.with_box(tiles.BM).tiles if wp.conv is not None else -(-m // tiles.BM)
+        if why is None and rows % size:
+            why = f"{rows} tile rows are not a whole number of clusters of {size}"
         if why is None and wp.b_mn_major and (clustered.b_slice % 64):
             why = f"an MN-major B's {clustered.b_slice}-column slices are not whole 64-column chunks"
         if why is not None:

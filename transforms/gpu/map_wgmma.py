@@ -43,6 +43,16 @@ consumer has waited for all its steps: a wait on ``full`` could otherwise pass o
 the same parity) and ``drained[w]`` (tile ``i`` stores its sums once tile ``i - 1``'s consumer has read them:
 one buffer for both), each completed by the 128 threads of the previous consumer.
 
+``wgmma-cluster=C`` (blocks schedule): thread-block clusters of ``C`` blocks (``gpu.launch clusters(C, 1, 1)``, grid
+x ``C`` times the tile columns) compute ``C`` consecutive tile rows of one tile column, so they need the same B
+tile: block ``r`` of the cluster loads B's columns ``r * BN / C ...`` and multicasts them (``tma.async.load ...
+multicast_mask``) into the same place of every block's stage, which expects the whole stage's bytes as before. A
+stage is free once the consumers of every block are done with it: ``empty`` counts ``consumers * C`` arrivals, and
+thread ``r`` of each consumer warpgroup arrives on block ``r``'s (``nvgpu.mbarrier.arrive.remote``). Cluster
+barriers (``nvvm.cluster.arrive/wait``) after the mbarriers' init (no block reaches another before it has started)
+and before exiting (no block's shared memory goes while another may still arrive on it). Each block reads ``1/C`` of
+B's tile from L2 instead of all of it.
+
 ``tma-store=true``: where the nest ends in its only store (at the row and column), the epilogue writes the
 output tile into shared memory (in the ring after the sums) and one thread stores it with
 ``nvgpu.tma.async.store`` after ``nvvm.fence.proxy`` and a barrier of the consumers (off by default: slower
@@ -116,6 +126,7 @@ from analysis.targets import GPUTarget
 from .emitter import Emitter as _At
 from .gpu_map_nest import HostPlan, new_launch
 from .map_mma_plan import MmaPlan, epilogue_ops, raster_order, slice_steps
+from .map_wgmma_conv import ConvGeometry, plan_conv
 from .schedule_gpu import add_partial_sums
 
 __all__ = ["SCHEDULES", "WgmmaPlan", "WgmmaTiles", "choose_wgmma_tiles", "map_to_wgmma", "plan_wgmma"]
@@ -268,6 +279,7 @@ class WgmmaPlan:
     b_mn_major: bool = False
     batched: bool = False  # one batch loop: the operands' first dimension, grid z
     a_mn_major: bool = False
+    conv: ConvGeometry | None = None  # an NHWC convolution: A is the input, B the HWCF filter (implicit GEMM)
 
 
 def _operand(op, c) -> tuple[Value, bool] | str:
@@ -314,6 +326,12 @@ def plan_wgmma(plan: MmaPlan, gpu: GPUTarget) -> WgmmaPlan | str:
             if not op.load.indices or op.load.indices[-1] is not k_iv:
                 return f"{plan.kind.input} operands are read K-major only (wgmma has no transposed 8-bit form): " \
                        f"{op.side} is not indexed by k last"
+    four_d = any(getattr(op.load.memref.type, "rank", 0) == 4 for op in plan.operands())
+    if len(c.rows) > 1 or len(c.red_loops) > 1 or (four_d and not c.batch):  # an NHWC convolution's, or nothing
+        conv = plan_conv(plan)
+        if isinstance(conv, str):
+            return conv
+        return WgmmaPlan(plan, conv[0], conv[1], b_mn_major=True, conv=conv[2])
     a, b = (_operand(op, c) for op in plan.operands())
     for x in (a, b):
         if isinstance(x, str):
@@ -415,6 +433,7 @@ class _Kernel:
         self.steps = slice_steps(self.c.sizes[3], self.bk, tiles.splits)  # k steps per slice
         self.el = plan.mma.kind.input
         self.workspace = None
+        self.conv = plan.conv.with_box(tiles.BM) if plan.conv is not None else None
 
     # -- host -----------------------------------------------------------------------------------------
     def _box(self, rows: int, cols: int = 0) -> tuple[int, ...]:
@@ -422,11 +441,11 @@ class _Kernel:
         cols = cols or self.bk
         return (1, rows, cols) if self.plan.batched else (rows, cols)
 
-    def _descriptor(self, operand: Value, rows: int, cols: int = 0) -> Value:
-        """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64`` swizzled by 128 bytes (or
-        ``rows x cols`` not swizzled: the epilogue's stores)."""
+    def _descriptor(self, operand: Value, rows: int, cols: int = 0, box: tuple[int, ...] = ()) -> Value:
+        """The TMA descriptor of ``operand`` (on the host) for boxes of ``rows x 64`` (or ``box``) swizzled by 128
+        bytes (or ``rows x cols`` not swizzled: the epilogue's stores)."""
         t: MemRefType = operand.type
-        tile = memref(self._box(rows, cols), t.element_type, WORKGROUP)
+        tile = memref(box or self._box(rows, cols), t.element_type, WORKGROUP)
         anchor = self.c.nest
         cast = CastOp(operand, UnrankedMemRefType(t.element_type, t.memory_space), location=self.loc,
                       name_hint=f"{operand.name_hint or 'x'}_unranked")
@@ -441,9 +460,13 @@ class _Kernel:
     def build(self) -> Operation:
         c, t, host = self.c, self.t, self.host
         batch, m, n, _ = c.sizes
-        self.da = self._descriptor(self.plan.a, self.bk if self.plan.a_mn_major else t.BM)  # K x 64 chunks
-        self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.b_slice)  # K x 64 chunks
-        self.cols, self.rows = -(-n // t.BN), -(-m // t.BM)
+        if self.conv is not None:  # boxes of bn x bh x bw pixels by 64 channels, of 64 channels by 64 filters
+            self.da = self._descriptor(self.plan.a, 0, box=(*self.conv.box, self.bk))
+            self.db = self._descriptor(self.plan.b, 0, box=(1, 1, self.bk, self.bk))
+        else:
+            self.da = self._descriptor(self.plan.a, self.bk if self.plan.a_mn_major else t.BM)  # K x 64 chunks
+            self.db = self._descriptor(self.plan.b, self.bk if self.plan.b_mn_major else t.b_slice)  # K x 64 chunks
+        self.cols, self.rows = -(-n // t.BN), self.conv.tiles if self.conv is not None else -(-m // t.BM)
         self.tiles = self.cols * self.rows * batch * t.splits
         if t.splits > 1:  # the slices' partial sums: [slice, row, column]
             shape = (t.splits, *(c.trips[lp] for lp in c.band))
@@ -508,7 +531,8 @@ class _Kernel:
         t, c = self.t, self.c
         none = (None, 0, t.shared_bytes)
         stores = [op for op in c.post if isinstance(op, AffineStoreOp)]
-        if self.workspace is not None or t.pingpong or len(stores) != 1 or c.post[-1] is not stores[0]:
+        if self.workspace is not None or t.pingpong or self.conv is not None or len(stores) != 1 or \
+                c.post[-1] is not stores[0]:
             return none
         st = stores[0]
         mt = st.memref.type
@@ -590,6 +614,10 @@ class _Kernel:
         self.batch = at.apply(_d(0) % batch, [bz], "batch") if batch > 1 else None
         self.row0 = at.apply(_d(0) * t.BM, [self.by], "row0")
         self.col0 = at.apply(_d(0) * t.BN, [self.bx], "col0")
+        if self.conv is not None:  # the tile's block of output pixels: its first image, row and column
+            (bn, bh, bw), (_, th, tw) = self.conv.box, self.conv.counts
+            firsts = (_d(0).floordiv(th * tw) * bn, (_d(0).floordiv(tw) % th) * bh, (_d(0) % tw) * bw)
+            self.pixel0 = [at.apply(x, [self.by], name) for x, name in zip(firsts, ("n0", "h0", "w0"))]
 
     def _step(self, kt: Value, i: Value | None, shift: int = 0) -> tuple[AffineExpr, list[Value]]:
         """The block's ring step of k step ``kt + shift`` of its tile ``i``, over the returned operands."""
@@ -614,11 +642,18 @@ class _Kernel:
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
         k0 = body.apply((_d(0) + _d(1) * self.steps) * self.bk, [kt, self.slice], "k0")
         outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
-        if not self.plan.a_mn_major:
-            a = self._view(body, _d(0) * t.stage_bytes, [s], memref(self._box(t.BM), self.el, WORKGROUP), "a_tile")
+        a_box, b_coords = memref(self._box(t.BM), self.el, WORKGROUP), lambda col: [col, k0, *outer]
+        if self.conv is not None:
+            a_coords, b_coords = self._conv_coords(body, k0)
+            a = self._view(body, _d(0) * t.stage_bytes, [s], memref((*self.conv.box, self.bk), self.el, WORKGROUP),
+                           "a_tile")
+            body.add(TmaAsyncLoadOp(self.da, a_coords, self.full, s, a, location=self.loc))
+        elif not self.plan.a_mn_major:
+            a = self._view(body, _d(0) * t.stage_bytes, [s], a_box, "a_tile")
             body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
         else:
-            self._chunks(body, (_d(0) * t.stage_bytes, [s]), k0, outer, self.da, self.row0, t.BM, "a")
+            self._chunks(body, (_d(0) * t.stage_bytes, [s]), self.da, (self.row0, t.BM), "a",
+                         lambda row: [row, k0, *outer])
         # B: the whole tile, or in a cluster the block's slice (columns rank * b_slice ...) multicast to every block
         mask, first, ops = None, self.col0, [s]
         if t.cluster > 1:
@@ -632,19 +667,36 @@ class _Kernel:
             body.add(TmaAsyncLoadOp(self.db, [k0, first, *outer], self.full, s, b, multicast_mask=mask,
                                     location=self.loc))
             return
-        self._chunks(body, (at, ops), k0, outer, self.db, first, t.b_slice, "b", mask)
+        self._chunks(body, (at, ops), self.db, (first, t.b_slice), "b", b_coords, mask)
 
-    def _chunks(self, body: _At, stage: tuple, k0: Value, outer: list, desc: Value, first: Value, width: int,
-                name: str, mask: Value | None = None) -> None:
+    def _conv_coords(self, body: _At, k0: Value):
+        """A convolution's TMA coordinates at flat k ``k0`` (``(kh, kw, c)`` row-major, 64 channels of one
+        ``(kh, kw)``): the A box's (channel, input column, input row, image) -- the tile's pixel block shifted by
+        ``(kh - ph, kw - pw)``, negative or past the edge where it pads -- and a function of a filter column
+        giving the B box's (filter, channel, kw, kh)."""
+        g = self.conv
+        (_, kw_size), channels, (ph, pw) = g.window, g.channels, g.pad
+        c0 = body.apply(_d(0) % channels, [k0], "c0")
+        kw = body.apply(_d(0).floordiv(channels) % kw_size, [k0], "kw")
+        kh = body.apply(_d(0).floordiv(channels * kw_size), [k0], "kh")
+        n0, h0, w0 = self.pixel0
+        a = [c0, body.apply(_d(0) + _d(1) - pw, [w0, kw], "w_in"), body.apply(_d(0) + _d(1) - ph, [h0, kh], "h_in"),
+             n0]
+        return a, lambda col: [col, c0, kw, kh]
+
+    def _chunks(self, body: _At, stage: tuple, desc: Value, cols: tuple, name: str, coords,
+                mask: Value | None = None) -> None:
         """An MN-major operand (A given K x M, B given K x N) loaded as 64-column chunks of 64 k rows, one after
         the other from the place ``stage`` (an offset expression over its operands): its ``width`` rows/columns
-        from ``first`` (multicast to the blocks of ``mask``)."""
+        from ``first`` (``cols``), each box at ``coords(its first column)`` (multicast to the blocks of
+        ``mask``)."""
         offset, ops = stage
-        box = memref(self._box(self.bk), self.el, WORKGROUP)
+        first, width = cols
+        box = memref(self._box(self.bk) if self.conv is None else (1, 1, self.bk, self.bk), self.el, WORKGROUP)
         for chunk in range(width // self.bk):
             tile = self._view(body, offset + chunk * self.bk * ROW_BYTES, ops, box, f"{name}_chunk{chunk}")
             col = body.apply(_d(0) + chunk * self.bk, [first], f"{name}{chunk}") if chunk else first
-            body.add(TmaAsyncLoadOp(desc, [col, k0, *outer], self.full, ops[0], tile, multicast_mask=mask,
+            body.add(TmaAsyncLoadOp(desc, coords(col), self.full, ops[0], tile, multicast_mask=mask,
                                     location=self.loc))
 
     def _consumer(self, at: _At) -> None:
@@ -756,6 +808,16 @@ class _Kernel:
         marker.erase()
         return loop.results[0]
 
+    def _conv_pixel(self, at: _At, r: AffineExpr, ops: list[Value]) -> tuple[list[Value], list[int]]:
+        """The output pixel ``(n, h, w)`` of tile row ``r`` (over ``ops``) and, per coordinate, its size where the
+        pixel blocks overhang it (else 0: no guard)."""
+        (bn, bh, bw), g = self.conv.box, self.conv
+        exprs = (r.floordiv(bh * bw) + _d(len(ops)), r.floordiv(bw) % bh + _d(len(ops)), r % bw + _d(len(ops)))
+        pixel = [at.apply(e, [*ops, p], name) for e, p, name in zip(exprs, self.pixel0, ("n", "h", "w"))]
+        sizes = (g.images, *g.out)
+        guards = [size if size % b else 0 for size, b in zip(sizes, (bn, bh, bw))]
+        return [pixel[k] for k in g.row_roles], [guards[k] for k in g.row_roles]
+
     def _epilogue(self, at: _At) -> None:
         """The consumer threads (of the tile: one warpgroup when they take turns) run the nest's ops around
         the reduction on their share of the tile's sums (in shared memory), consecutive threads on
@@ -778,6 +840,8 @@ class _Kernel:
         row_e = r.replace([_d(0), _d(1)]) + _d(2) * t.BM
         col_e = col.replace([_d(0), _d(1)]) + _d(2) * t.BN
         _, m, n, _ = c.sizes
+        if self.conv is None and m % t.BM == 0:
+            m = 0  # no row guard
         cons = []
         if (t.BM * t.BN) % threads:
             cons.append(AffineExpr.constant(t.BM - 1) - r)
@@ -788,16 +852,18 @@ class _Kernel:
         rv = inside.apply(r, ops, "r")
         cv = inside.apply(col, ops, "c")
         x = inside.add(LoadOp(sums, [rv, cv], location=self.loc, name_hint="sum")).results[0]
-        row_iv = inside.apply(row_e, [*ops, self.by], c.rows[0].induction_var.name_hint)
         col_iv = inside.apply(col_e, [*ops, self.bx], c.cols[0].induction_var.name_hint)
-        outer = []
-        if m % t.BM:
-            outer.append(AffineExpr.constant(m - 1) - _d(0))
+        if self.conv is not None:  # the tile's row is a pixel of its block: (image, row, column)
+            rows, limits = self._conv_pixel(inside, r.replace([_d(0), _d(1)]), ops)
+        else:
+            rows, limits = [inside.apply(row_e, [*ops, self.by], c.rows[0].induction_var.name_hint)], [m]
+        # guards where the tiles overhang
+        outer = [AffineExpr.constant(size - 1) - _d(k) for k, size in enumerate(limits) if size]
         if n % t.BN:
-            outer.append(AffineExpr.constant(n - 1) - _d(1))
+            outer.append(AffineExpr.constant(n - 1) - _d(len(limits)))
         if outer:
-            inside = self._if(inside, outer, [row_iv, col_iv])
-        mapping[c.rows[0].induction_var] = row_iv
+            inside = self._if(inside, outer, [*rows, col_iv])
+        mapping.update((lp.induction_var, v) for lp, v in zip(c.rows, rows))
         mapping[c.cols[0].induction_var] = col_iv
         for lp in c.batch:
             mapping[lp.induction_var] = self.batch if self.batch is not None else self._c(0)

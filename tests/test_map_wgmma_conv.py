@@ -1,0 +1,145 @@
+"""Implicit-GEMM NHWC convolutions on warpgroup MMA (``gpu-map-mma{wgmma=true wgmma-conv=true}``, issue 19): each k
+step's A tile is one TMA box of the input window (the padding TMA's zero fill), B the HWCF filter's 64 x 64 boxes.
+
+On the interpreter, the mapped kernels give the nest's bits in every schedule (partial pixel blocks along each
+coordinate, 1x1 windows whose loops canonicalization removed, split-K, clusters, the pingpong schedule); what the
+path does not take is refused with the reason and stays on ``mma.sync``."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_map_wgmma import assert_nvrtc_compiles, check_same_bits, map_wgmma, ops_of
+
+import affine_ir as air
+from affine_ir.dialects.nvgpu_hopper import TmaAsyncLoadOp
+from transforms import PassManager
+
+L = air.library
+ON = "wgmma-conv=true"
+
+
+def conv(n, c, hw, f, k, padding, dtype="f16", stride=1, layout="NHWC"):
+    h, w = hw
+    return L.conv2d(n, c, h, w, f, k, k, stride=stride, padding=padding, layout=layout, dtype=dtype)
+
+
+CASES = {
+    "f16 3x3 pad 1, partial blocks": (lambda: conv(2, 64, (5, 6), 64, 3, 1), "wgmma-tiles=64,64,1 stages=2"),
+    "bf16 1x1, one image (loops removed)": (lambda: conv(1, 128, (5, 9), 64, 1, 0, "bf16"), "stages=2"),
+    "f16 5x5 pad 2": (lambda: conv(1, 64, (6, 6), 64, 5, 2), "wgmma-tiles=64,64,1 stages=3"),
+    "f16 split-K": (lambda: conv(1, 64, (4, 4), 64, 3, 1), "wgmma-tiles=64,64,1 split-k=2 stages=2"),
+    "f16 clusters of 2": (lambda: conv(2, 64, (8, 8), 128, 3, 1), "wgmma-tiles=64,128,1 wgmma-cluster=2 stages=2"),
+    "bf16 pingpong": (lambda: conv(2, 64, (5, 6), 64, 3, 1, "bf16"),
+                      "wgmma-tiles=64,64,2 wgmma-schedule=pingpong persistent-blocks=2 stages=2"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_convolutions_give_the_original_bits(name):
+    build, options = CASES[name]
+    out, decision = check_same_bits(build(), f"{ON} {options}")
+    assert "implicit GEMM: each k step's A tile one TMA box of" in decision.message, decision.message
+    boxes = [op.descriptor.type.tensor.shape for op in ops_of(out, TmaAsyncLoadOp)]
+    assert all(len(b) == 4 for b in boxes)
+    bn, bh, bw, ch = boxes[0]
+    rows = int(decision.message.split("block tile ")[1].split("x")[0])
+    assert bn * bh * bw == rows and ch == 64 and all(b == (1, 1, 64, 64) for b in boxes[1:])
+
+
+def test_the_pixel_block_wastes_the_fewest_rows():
+    from transforms.gpu.map_wgmma_conv import ConvGeometry
+
+    g = ConvGeometry(8, (56, 56), (3, 3), 64, (1, 1))
+    assert g.with_box(128).box == (2, 8, 8) and g.with_box(128).tiles == 4 * 7 * 7  # no pixel past an edge
+    g = ConvGeometry(1, (56, 56), (3, 3), 64, (1, 1))
+    assert g.with_box(128).tiles * 128 == 64 * 56  # one image: 8 of every 64 columns wasted, no more
+    g = ConvGeometry(8, (7, 7), (3, 3), 512, (1, 1))
+    assert g.with_box(128).box == (2, 8, 8)
+
+
+@pytest.mark.parametrize("build, why", [
+    (lambda: conv(1, 64, (8, 8), 64, 3, 1, stride=2), "strided or dilated windows are not built"),
+    (lambda: conv(1, 8, (8, 8), 64, 3, 1), "8 channels: a multiple of 64"),
+    (lambda: conv(1, 64, (8, 8), 64, 3, 1, layout="NCHW"), "not an NHWC convolution"),
+])
+def test_what_the_implicit_gemm_does_not_take_stays_on_mma_sync_with_the_reason(build, why):
+    _, decisions = map_wgmma(build(), ON)
+    assert decisions[0].kind == "applied" and "m16n8" in decisions[0].message
+    assert "not on warpgroup MMA: " in decisions[0].message and why in decisions[0].message, decisions[0].message
+
+
+def test_convolutions_take_warpgroup_mma_only_when_asked():
+    _, decisions = map_wgmma(conv(1, 64, (8, 8), 64, 3, 1))
+    assert "not on warpgroup MMA: an NHWC convolution takes warpgroup MMA with wgmma-conv=true" in decisions[0].message
+
+
+def test_a_guard_other_than_the_padding_is_refused():
+    """TMA's fill is exactly the zero padding: an input read guarded by anything else (here a bound one short)
+    keeps the mma.sync path."""
+    from test_map_wgmma import PREPARE
+
+    m = PassManager.parse(PREPARE).run(conv(1, 64, (8, 8), 64, 3, 1))
+    text = str(m)
+    narrower = text.replace("-d0 - d1 + 8 >= 0", "-d0 - d1 + 7 >= 0")
+    assert narrower != text
+    out = PassManager.parse("gpu-map-mma{wgmma=true wgmma-conv=true}")
+    out.run(air.parse(narrower))
+    (d,) = [d for d in out.trace.decisions if d.pass_name == "gpu-map-mma"]
+    assert "the input's guard is not its zero padding" in d.message, d.message
+
+
+def test_an_implicit_gemm_kernel_compiles_for_sm_90a():
+    from codegen.cuda import emit
+
+    out, _ = map_wgmma(conv(8, 64, (56, 56), 64, 3, 1), ON)
+    src = emit(out, arch="sm_90a").source
+    assert "cp.async.bulk.tensor.4d.shared::cluster.global" in src
+    assert_nvrtc_compiles(src)
+
+
+@st.composite
+def convolutions(draw):
+    k = draw(st.sampled_from([1, 3]))
+    pad = draw(st.integers(0, 2)) if k > 1 else 0
+    least = max(1, k - 2 * pad)  # the window fits
+    hw = (draw(st.integers(least, 7)), draw(st.integers(least, 9)))
+    n = draw(st.integers(1, 3))
+    assume(n * (hw[0] + 2 * pad - k + 1) * (hw[1] + 2 * pad - k + 1) > 1)  # a band of two or more loops
+    module = conv(n, 64 * draw(st.integers(1, 2)), hw, 8 * draw(st.integers(1, 12)), k, pad,
+                  draw(st.sampled_from(["f16", "bf16"])))
+    tiles = draw(st.sampled_from(["64,64,1", "128,64,2", "64,128,1"]))
+    return module, f"{ON} wgmma-tiles={tiles} stages={draw(st.integers(2, 3))} split-k={draw(st.sampled_from([1, 2]))}"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(convolutions())
+def test_random_convolutions_keep_their_bits(case):
+    module, options = case
+    out, decision = check_same_bits(module, options)
+    assert "implicit GEMM" in decision.message, decision.message
+
+
+@pytest.mark.gpu
+def test_gpu_implicit_gemm_convolutions_match_torch():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    import runtime
+    from transforms.pipelines import gpu_pipeline
+
+    if not runtime.gpu_available() or not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    for n, c, hw, f, k, p in ((2, 64, 14, 128, 3, 1), (1, 128, 9, 64, 1, 0), (3, 64, 7, 192, 3, 1)):
+        exe = runtime.compile(conv(n, c, (hw, hw), f, k, p), target="cuda",
+                              pipeline=gpu_pipeline(wgmma=True, wgmma_options=ON))
+        assert "cp.async.bulk.tensor.4d" in exe.source
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randint(-2, 3, (n, hw, hw, c), device="cuda", generator=gen).half()
+        w = torch.randint(-2, 3, (k, k, c, f), device="cuda", generator=gen).half()
+        o = hw + 2 * p - k + 1
+        y = torch.full((n, o, o, f), float("nan"), device="cuda", dtype=torch.half)
+        exe(x, w, y)
+        want = F.conv2d(x.permute(0, 3, 1, 2).float(), w.permute(3, 2, 0, 1).float(), padding=p).permute(0, 2, 3, 1)
+        assert torch.equal(y, want.half()), (n, c, hw, f, k, p)
