@@ -129,12 +129,51 @@ def test_misuse_of_the_cluster_is_an_error(pre, target, post, msg):
         _remote(pre, target, post)
 
 
+ONE_WAY = HEAD + """    %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1>
+    %c0 = arith.constant 0 : index
+    nvgpu.mbarrier.init %b[%c0], %c1 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1>
+    nvvm.cluster.arrive
+    nvvm.cluster.wait
+    %r = gpu.cluster_block_id x
+    %peer = affine.apply affine_map<(d0) -> (1 - d0)>(%r)
+    affine.if affine_set<(d0) : (d0 - RANK == 0)>(%r) {
+      nvgpu.mbarrier.arrive.remote %b[%c0], TARGET : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1>
+    }
+""" + TAIL
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_block_that_exited_is_known_by_its_rank_in_either_schedule(rank):
+    """Without a cluster barrier before exiting, block ``rank`` arriving on its peer is caught in the schedule where
+    the peer ends first (the reversed one runs the last block ahead); arriving on itself is fine in both."""
+    args = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    m = air.parse(ONE_WAY.replace("RANK", str(rank)).replace("TARGET", "%r"))
+    air.interpret(m, *args)
+    with reversed_schedule():
+        air.interpret(m, *args)
+    m = air.parse(ONE_WAY.replace("RANK", str(rank)).replace("TARGET", "%peer"))
+    with pytest.raises(air.InterpretError, match=f"block {1 - rank} of the cluster has exited"):
+        if rank == 0:
+            with reversed_schedule():
+                air.interpret(m, *args)
+        else:
+            air.interpret(m, *args)
+
+
+def test_a_cluster_launch_without_synchronization_still_checks_its_cluster_size():
+    text = HEAD.replace("(%gx = %c4", "(%gx = %c3").replace("  %c4 = arith.constant 4 : index\n",
+                                                             "  %c4 = arith.constant 4 : index\n  %c3 = arith.constant 3 : index\n") + TAIL
+    with pytest.raises(air.InterpretError, match="is not a whole number of clusters"):
+        air.interpret(air.parse(text), np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+
 def test_the_cuda_printer_gives_cluster_dims_and_the_cluster_ops():
     src = emit(air.parse(REMOTE.replace("PRE", CLUSTER_SYNC).replace("TARGET", "%peer").replace("POST", "")),
                arch="sm_90a").source
     assert "__cluster_dims__(2, 1, 1)" in src and "(blockIdx.x % 2u)" in src
     assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cluster.shared::cluster.b64" in src
     assert "barrier.cluster.arrive;" in src and "barrier.cluster.wait;" in src
+    assert "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64" in src  # arrivals from other blocks
     from test_map_wgmma import assert_nvrtc_compiles
 
     assert_nvrtc_compiles(src)

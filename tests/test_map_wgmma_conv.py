@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (MLIR text in strings keeps its long lines)
 """Implicit-GEMM NHWC convolutions on warpgroup MMA (``gpu-map-mma{wgmma=true wgmma-conv=true}``, issue 19): each k
 step's A tile is one TMA box of the input window (the padding TMA's zero fill), B the HWCF filter's 64 x 64 boxes.
 
@@ -29,7 +30,8 @@ CASES = {
     "f16 3x3 pad 1, partial blocks": (lambda: conv(2, 64, (5, 6), 64, 3, 1), "wgmma-tiles=64,64,1 stages=2"),
     "bf16 1x1, one image (loops removed)": (lambda: conv(1, 128, (5, 9), 64, 1, 0, "bf16"), "stages=2"),
     "f16 5x5 pad 2": (lambda: conv(1, 64, (6, 6), 64, 5, 2), "wgmma-tiles=64,64,1 stages=3"),
-    "f16 split-K": (lambda: conv(1, 64, (4, 4), 64, 3, 1), "wgmma-tiles=64,64,1 split-k=2 stages=2"),
+    "f16 split-K": (lambda: conv(1, 64, (4, 4), 64, 3, 1), "wgmma-tiles=64,64,1 split-k=3 stages=2"),
+    "f16 one output column (its loop removed)": (lambda: conv(1, 64, (4, 3), 64, 3, 0), "stages=2"),
     "f16 clusters of 2": (lambda: conv(2, 64, (8, 8), 128, 3, 1), "wgmma-tiles=64,128,1 wgmma-cluster=2 stages=2"),
     "bf16 pingpong": (lambda: conv(2, 64, (5, 6), 64, 3, 1, "bf16"),
                       "wgmma-tiles=64,64,2 wgmma-schedule=pingpong persistent-blocks=2 stages=2"),
@@ -68,6 +70,42 @@ def test_what_the_implicit_gemm_does_not_take_stays_on_mma_sync_with_the_reason(
     _, decisions = map_wgmma(build(), ON)
     assert decisions[0].kind == "applied" and "m16n8" in decisions[0].message
     assert "not on warpgroup MMA: " in decisions[0].message and why in decisions[0].message, decisions[0].message
+
+
+def test_block_rows_that_are_no_block_of_pixels_are_refused():
+    _, decisions = map_wgmma(conv(1, 64, (8, 8), 64, 3, 1), f"{ON} wgmma-tiles=192,64,3")
+    assert "not on warpgroup MMA: block rows 192 are not a block of output pixels" in decisions[0].message
+
+
+def test_k_is_split_into_whole_steps_only():
+    """9 k steps (3x3 by 64 channels) do not split in 2: a step past K would shift the input window onto real
+    pixels (whose Inf or NaN times the filter's zero fill would reach the sums), so k is not split; in 3 it is."""
+    _, d = map_wgmma(conv(1, 64, (4, 4), 64, 3, 1), f"{ON} wgmma-tiles=64,64,1 split-k=2")
+    assert "implicit GEMM" in d[0].message and "slices" not in d[0].message
+    _, d = map_wgmma(conv(1, 64, (4, 4), 64, 3, 1), f"{ON} wgmma-tiles=64,64,1 split-k=3")
+    assert "k split in 3 slices" in d[0].message
+
+
+def test_a_guarded_filter_read_is_refused():
+    from test_map_wgmma import PREPARE
+
+    text = str(PassManager.parse(PREPARE).run(conv(1, 64, (4, 4), 64, 3, 1)))
+    load = next(line for line in text.splitlines() if "affine.load %filter" in line)
+    value = load.split("=")[0].strip()
+    ext = next(line for line in text.splitlines() if f"arith.extf {value} " in line)
+    ext_value = ext.split("=")[0].strip()
+    guarded = text.replace(load + "\n" + ext, f"""                  {ext_value} = affine.if affine_set<(d0, d1) : (d0 - d1 == 0)>(%kh, %kw) -> f32 {{
+{load}
+{ext.replace(ext_value + " =", "%fx =")}
+                    affine.yield %fx : f32
+                  }} else {{
+                    affine.yield %cst : f32
+                  }}""")
+    assert guarded != text
+    pm = PassManager.parse("gpu-map-mma{wgmma=true wgmma-conv=true}")
+    pm.run(air.parse(guarded))
+    (d,) = [d for d in pm.trace.decisions if d.pass_name == "gpu-map-mma"]
+    assert "the filter's read is guarded" in d.message, d.message
 
 
 def test_convolutions_take_warpgroup_mma_only_when_asked():

@@ -142,19 +142,22 @@ def run_block(threads: list, block: tuple, sizes: tuple, syncs: tuple) -> None:
 
 
 def run_cluster(blocks: list, sizes: tuple, syncs: tuple, cluster=None) -> None:
-    """Run the blocks of one thread-block cluster together (``blocks``: ``(threads, block ids)`` each, as
-    :func:`run_block` takes them): the threads of all of them take turns, so one block's thread may wait for
-    another block (a cluster barrier, a remote mbarrier arrival, a multicast copy). Barriers, named barriers
-    and collectives stay within a block. A block none of whose threads can go on starts its next phase when its
-    threads all wait at one barrier; once no thread of the cluster can go on and not every thread has ended, the
-    first block that cannot go on is an InterpretError. ``cluster`` (a :class:`~.hopper.Cluster`) is told when a block's
-    threads have all ended. In :func:`reversed_schedule` the first block (in that order) with a thread that can go
-    on runs alone, so one block runs ahead of the others."""
+    """Run the blocks of one thread-block cluster together (``blocks``: ``(threads, block ids[, rank in the
+    cluster])`` each, as :func:`run_block` takes them): the threads of all of them take turns, so one block's
+    thread may wait for another block (a cluster barrier, a remote mbarrier arrival, a multicast copy).
+    Barriers, named barriers and collectives stay within a block. A block none of whose threads can go on
+    starts its next phase when its threads all wait at one barrier; once no thread of the cluster can go on and
+    not every thread has ended, the first block that cannot go on is an InterpretError. ``cluster`` (a
+    :class:`~.hopper.Cluster`) is told when a block's threads have all ended. In :func:`reversed_schedule` the
+    first block (in that order) with a thread that can go on runs alone, so one block runs ahead of the
+    others."""
     n = len(blocks[0][0])
     stride = -(-n // 128) * 128  # linear ids of two blocks never share a warp or a warpgroup
-    threads = [t for ts, _ in blocks for t in ts]
+    threads = [t for ts, *_ in blocks for t in ts]
     linear = [i // n * stride + (n - 1 - i % n if _REVERSED[0] else i % n) for i in range(len(threads))]
-    where = [blk for _, blk in blocks]
+    where = [b[1] for b in blocks]
+    ranks = [b[2] if len(b) > 2 else k for k, b in enumerate(blocks)]  # the schedule's order is not the ranks'
+
     ended = [0] * len(blocks)
     marks: list = [None] * len(threads)
     sent: list = [None] * len(threads)
@@ -169,7 +172,7 @@ def run_cluster(blocks: list, sizes: tuple, syncs: tuple, cluster=None) -> None:
                 marks[i] = _END
                 ended[i // n] += 1
                 if cluster is not None and ended[i // n] == n:
-                    cluster.exit(i // n)
+                    cluster.exit(ranks[i // n])
             sent[i] = None
         state = (threads, marks, n, where, sizes, syncs)
         ready.update(_run_collectives(threads, marks, sent, linear, where, n, sizes, syncs))
@@ -427,6 +430,8 @@ def _launch(tr, op) -> None:
         ctx.barriers = {id(b): k for k, b in enumerate(barriers)}
     (bx, by, bz), (tx, ty, tz), (gx, gy, gz), (sx, sy, sz) = names
     tr.emit(f"_G.check_launch({gx}, {gy}, {gz}, {sx}, {sy}, {sz})")
+    if op.cluster_size and ctx.cluster is None:  # run block by block (nothing reaches another block)
+        tr.emit(f"_G.check_cluster(({gx}, {gy}, {gz}), ({', '.join(ctx.cluster_size)}))")
     tr.gpu = ctx
     shared = [ctx.shared[id(a)] for a in allocs] + [ctx.mbarriers[id(b)] for b in mbarrier_ops]
     if ctx.block_async is not None:
@@ -505,11 +510,12 @@ def _run_clusters(tr, ctx: LaunchContext, ops: tuple, kernel: str, shared: list)
         tr.emit(f"{b} = {c} * {size} + {r}")
     _block_state(tr, ctx, allocs, mbarrier_ops, shared)
     groups = [ctx.mbarriers[id(b)] for b in mbarrier_ops]
-    tr.emit(f"{ctx.cluster}.add_block({rank[0]} + {cx} * ({rank[1]} + {cy} * {rank[2]}), "
-            f"[{', '.join(ctx.shared[id(a)] for a in allocs)}], [{', '.join(groups)}], {ctx.block_async})")
+    linear = f"{rank[0]} + {cx} * ({rank[1]} + {cy} * {rank[2]})"
+    tr.emit(f"{ctx.cluster}.add_block({linear}, [{', '.join(ctx.shared[id(a)] for a in allocs)}], "
+            f"[{', '.join(groups)}], {ctx.block_async})")
     threads = f"[{kernel}({', '.join([bx, by, bz, tx, ty, tz, *shared])}) for {tz}, {ty}, {tx} in " \
               f"_G.ids({sz}, {sy}, {sx})]"
-    tr.emit(f"{blocks}.append(({threads}, ({bx}, {by}, {bz})))")
+    tr.emit(f"{blocks}.append(({threads}, ({bx}, {by}, {bz}), {linear}))")
     tr.indent -= 1
     tr.emit(f"_G.run_cluster({blocks}, ({sx}, {sy}, {sz}), {_syncs(tr, ctx, barriers)}, {ctx.cluster})")
     tr.emit(f"{ctx.cluster}.finish()")

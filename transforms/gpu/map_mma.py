@@ -527,6 +527,10 @@ class GpuMapMma(Pass):
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
         tiles = replace(tiles, grid=self.persistent_blocks)
+        if wp.conv is not None:
+            tiles = self._conv_tiles(wp, tiles)
+            if isinstance(tiles, str):
+                return None, f"; not on warpgroup MMA: {tiles}"
         cluster_note = ""
         if self.wgmma_cluster > 1:
             tiles, cluster_note = self._cluster(wp, tiles, self.wgmma_cluster)
@@ -542,6 +546,17 @@ class GpuMapMma(Pass):
                             f"{tiles.describe()}; B {b_layout}; TMA tiles swizzled by 128 bytes, full/empty mbarriers "
                             f"per stage{stored}{cluster_note}")
         return launch, ""
+
+    @staticmethod
+    def _conv_tiles(wp: WgmmaPlan, tiles: WgmmaTiles) -> WgmmaTiles | str:
+        """A convolution's ``tiles``: rows that make a block of pixels, k split into slices of whole k steps only
+        (a step past K would shift the input window onto real pixels, whose Inf or NaN times the filter's zero fill
+        would reach the sums)."""
+        if wp.conv.with_box(tiles.BM) is None:
+            return f"block rows {tiles.BM} are not a block of output pixels (a power of two)"
+        if tiles.splits > 1 and wp.conv.steps % tiles.splits:
+            return replace(tiles, splits=max(s for s in range(1, tiles.splits) if wp.conv.steps % s == 0))
+        return tiles
 
     @staticmethod
     def _cluster(wp: WgmmaPlan, tiles: WgmmaTiles, size: int) -> tuple[WgmmaTiles, str]:

@@ -60,20 +60,24 @@ class ConvGeometry:
         """k steps: one per ``(kh, kw)`` and 64 channels."""
         return self.window[0] * self.window[1] * (self.channels // CHANNELS)
 
-    def with_box(self, rows: int) -> ConvGeometry:
-        """The geometry with the ``(bn, bh, bw)`` (powers of two, ``bn * bh * bw = rows``) whose tiles cover the
-        fewest pixels past the edges (ties: the widest ``bw``, then the tallest ``bh``: longer contiguous runs)."""
+    def with_box(self, rows: int) -> ConvGeometry | None:
+        """The geometry with the ``(bn, bh, bw)`` (powers of two, ``bn * bh * bw = rows``, 1 along a coordinate of
+        size 1: it has no loop, so no guard) whose tiles cover the fewest pixels past the edges (ties: the widest
+        ``bw``, then the tallest ``bh``: longer contiguous runs); None when there is none (``rows`` not a power
+        of two)."""
         best = None
+        sizes = (self.images, *self.out)
         for bw in _powers(rows):
             for bh in _powers(rows // bw):
                 bn = rows // (bw * bh)
-                if max(bn, bh, bw) > MAX_BOX:
+                box = (bn, bh, bw)
+                if bn * bh * bw != rows or max(box) > MAX_BOX or any(b > 1 for b, n in zip(box, sizes) if n == 1):
                     continue
                 g = replace(self, box=(bn, bh, bw))
                 key = (g.tiles * rows, -bw, -bh)
                 if best is None or key < best[0]:
                     best = (key, g)
-        return best[1]
+        return best[1] if best else None
 
     def describe(self) -> str:
         bn, bh, bw = self.box
@@ -105,6 +109,8 @@ def plan_conv(plan: MmaPlan) -> tuple[Value, Value, ConvGeometry] | str:
     c = plan.c
     if len(c.cols) != 1 or c.batch or any(c.lows.get(lp, 0) for lp in (*c.rows, *c.red_loops, *c.cols)):
         return "not an NHWC convolution: one filter loop, no batch loop, loops from 0"
+    if plan.b.guard is not None:
+        return "the filter's read is guarded (only the input's zero padding is TMA's fill)"
     inp, flt = plan.a.load.memref, plan.b.load.memref
     for t, what in ((inp.type, "input"), (flt.type, "filter")):
         if not isinstance(t, MemRefType) or t.rank != 4 or None in t.shape or t.element_type.width != 16:
