@@ -52,7 +52,7 @@ def staging(exe) -> str:
         if d.pass_name == "gpu-map-mma" and "contraction" in d.message:
             if d.kind != "applied":
                 return "SIMT: " + d.message.split(": ", 2)[-1]
-            if "warpgroup MMA" in d.message:
+            if "on warpgroup MMA (sm_90a)" in d.message:
                 box = d.message.split("TMA box of ")[-1].split(" ")[0] if "TMA box of" in d.message else "GEMM"
                 return f"wgmma, A boxes {box}"
             parts = d.message.split("; ")[1:]

@@ -44,8 +44,8 @@ semantics are :mod:`affine_ir.dialects.nvgpu_hopper`'s (the interpreter's :mod:`
   the block id over it (CUDA's grouping of a grid into clusters); ``tma.async.load ... multicast_mask`` is the
   ``.multicast::cluster`` form (a 16-bit ``"h"`` mask); ``nvgpu.mbarrier.arrive.remote`` maps the barrier's shared
   address to the block of that rank (``mapa.shared::cluster.u32``) and arrives there with
-  ``mbarrier.arrive.release.cluster.shared::cluster.b64`` (the waits of such a launch acquire at cluster scope:
-  ``mbarrier.try_wait.parity.acquire.cluster``); ``nvvm.cluster.arrive/wait [aligned]`` are
+  ``mbarrier.arrive.shared::cluster.b64`` (default semantics, as CUTLASS's cluster barriers: ``.release.cluster``
+  halved the speed); ``nvvm.cluster.arrive/wait [aligned]`` are
   ``barrier.cluster.arrive/wait[.aligned]``. The ops that reach other blocks are refused in a launch without
   clusters.
 
@@ -127,22 +127,21 @@ def mbarrier_helper(kind: str) -> tuple[str, str]:
         body = _asm("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;", "", f'"r"({bar}), "r"(bytes)')
         return "air_mbarrier_arrive_expect_tx", (
             f"{DEVICE} void air_mbarrier_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {{\n  {body}\n}}")
-    assert kind in ("wait_parity", "wait_parity_cluster"), kind
-    # in a cluster launch, arrivals may come from other blocks (released at cluster scope): acquired at it
-    sem, name = (".acquire.cluster", "air_mbarrier_wait_parity_cluster") if kind.endswith("cluster") else \
-        ("", "air_mbarrier_wait_parity")
-    body = _asm(f"{{ .reg .pred p; mbarrier.try_wait.parity{sem}.shared::cta.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, "
-                f"p; }}", '"=r"(done)', '"r"(a), "r"(parity), "r"(ticks)')
-    return name, (
-        f"{DEVICE} void {name}(unsigned long long* bar, unsigned parity, unsigned ticks) {{\n"
+    assert kind == "wait_parity", kind
+    body = _asm("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, p; }",
+                '"=r"(done)', '"r"(a), "r"(parity), "r"(ticks)')
+    return "air_mbarrier_wait_parity", (
+        f"{DEVICE} void air_mbarrier_wait_parity(unsigned long long* bar, unsigned parity, unsigned ticks) {{\n"
         f"  unsigned a = {bar}, done;\n  do {{\n    {body}\n  }} while (!done);\n}}")
 
 
 def mbarrier_remote_helper() -> tuple[str, str]:
     """``air_mbarrier_arrive_remote``: an arrival on the mbarrier at ``bar``'s place in block ``cta`` of the
-    cluster (its shared address mapped there by ``mapa``, the arrival released at cluster scope)."""
+    cluster (its shared address mapped there by ``mapa``), with the arrive's default semantics, as CUTLASS's
+    ``ClusterBarrier::arrive(cta_id)``: ``.release.cluster`` made the 4096^3 matmul in clusters of 2 twice as
+    slow on the H100 (0.499 ms against 0.256 with 128x128 tiles, RESULTS.md 2026-12-07 sixth session)."""
     mapa = _asm("mapa.shared::cluster.u32 %0, %1, %2;", '"=r"(remote)', '"r"(a), "r"(cta)', clobber=False)
-    arrive = _asm("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];", "", '"r"(remote)')
+    arrive = _asm("mbarrier.arrive.shared::cluster.b64 _, [%0];", "", '"r"(remote)')
     return "air_mbarrier_arrive_remote", (
         f"{DEVICE} void air_mbarrier_arrive_remote(unsigned long long* bar, unsigned cta) {{\n"
         f"  unsigned a = {_SMEM.format('bar')}, remote;\n  {mapa}\n  {arrive}\n}}")
@@ -397,7 +396,7 @@ class HopperOps:
 
     def op_nvgpu_mbarrier_try_wait_parity(self, op: Operation) -> None:
         self.require(SM90, op)
-        fn = self.helper(mbarrier_helper("wait_parity_cluster" if self.launch.cluster_size else "wait_parity"))
+        fn = self.helper(mbarrier_helper("wait_parity"))
         self.emit(f"{fn}({self._bar(op)}, {_u32(self.val(op.parity))}, {_u32(self.val(op.ticks))});")
 
     # -- TMA ----------------------------------------------------------------------------------------------

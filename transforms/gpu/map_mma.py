@@ -459,11 +459,12 @@ class GpuMapMma(Pass):
     persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
     wgmma_conv: bool = option(False, "warpgroup MMA: NHWC convolutions (HWCF filters, stride 1, channels a multiple of "
                                      "64) as implicit GEMMs whose A tiles are TMA boxes of the input window "
-                                     "(transforms/gpu/map_wgmma_conv.py; off by default: mma.sync's cp.async path "
-                                     "is the measured one)")
+                                     "(transforms/gpu/map_wgmma_conv.py; off by default: faster than mma.sync at "
+                                     "batch 8, slower at batch 1 on the H100, RESULTS.md)")
     wgmma_cluster: int = option(1, "warpgroup MMA (blocks schedule): thread-block clusters of this many blocks along "
                                    "M (1, 2, 4 or 8), each block loading a slice of the shared B tile and "
-                                   "multicasting it to all by TMA (1: no clusters)")
+                                   "multicasting it to all by TMA (1: no clusters, the default: clusters of 2 measured "
+                                   "1-10 % slower on the H100, RESULTS.md)")
     tma_store: bool = option(False, "warpgroup MMA: the epilogue writes its output tile to shared memory and one TMA "
                                     "store puts it in global memory (where it applies: see map_wgmma._store_plan; off "
                                     "by default: 4-7 % slower than per-element stores on the H100, RESULTS.md)")

@@ -9,7 +9,8 @@ layer) or, for 16-bit operands, along their rows/columns (``A[k, i]``, ``B[k, j]
 64-wide chunks of 64 k rows and read with wgmma's transposed forms), the rows ``i``, columns ``j`` and ``k``
 single loops from 0 with unit subscripts, and the rows of each memref a multiple of 16 bytes (TMA's global
 strides); any ``M``, ``N`` otherwise (TMA fills what lies past the edges with zeros; the epilogue is
-guarded). Anything else stays on the ``mma.sync`` path, with the reason in the trace.
+guarded). With ``wgmma-conv=true``, NHWC convolutions too, as implicit GEMMs whose A tiles are TMA boxes of the
+input window (:mod:`.map_wgmma_conv`). Anything else stays on the ``mma.sync`` path, with the reason in the trace.
 
 The kernel, for :class:`WgmmaTiles` ``BM x BN`` (``BM = consumers x rows``), ``BK = 64`` (one
 128-byte swizzled row of 16-bit elements) and ``S`` stages::
