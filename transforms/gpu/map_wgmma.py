@@ -809,9 +809,18 @@ class _Kernel:
         marker.erase()
         return loop.results[0]
 
+    def _tile_rows(self, at: _At, r: AffineExpr, ops: list[Value]) -> tuple[list[Value], list[int]]:
+        """The values of the band's row loops at tile row ``r`` (over ``ops``) and, per value, the size it must stay
+        below where the tiles overhang it (else 0: no guard): the row, or a convolution's output pixel."""
+        if self.conv is not None:
+            return self._conv_pixel(at, r, ops)
+        m, rows = self.c.sizes[1], self.c.rows
+        row = at.apply(r + _d(len(ops)) * self.t.BM, [*ops, self.by], rows[0].induction_var.name_hint)
+        return [row], [m if m % self.t.BM else 0]
+
     def _conv_pixel(self, at: _At, r: AffineExpr, ops: list[Value]) -> tuple[list[Value], list[int]]:
-        """The output pixel ``(n, h, w)`` of tile row ``r`` (over ``ops``) and, per coordinate, its size where the
-        pixel blocks overhang it (else 0: no guard)."""
+        """The output pixel ``(n, h, w)`` of tile row ``r`` (over ``ops``), in the order of the contraction's row
+        loops, and per loop its size where the pixel blocks overhang it (else 0: no guard)."""
         (bn, bh, bw), g = self.conv.box, self.conv
         exprs = (r.floordiv(bh * bw) + _d(len(ops)), r.floordiv(bw) % bh + _d(len(ops)), r % bw + _d(len(ops)))
         pixel = [at.apply(e, [*ops, p], name) for e, p, name in zip(exprs, self.pixel0, ("n", "h", "w"))]
@@ -838,11 +847,8 @@ class _Kernel:
         e = _d(0) * threads + (_d(1) % WARPGROUP if t.pingpong else _d(1) - WARPGROUP)
         r, col = e.floordiv(t.BN), e % t.BN
         ops = [loop.induction_var, self.tid]
-        row_e = r.replace([_d(0), _d(1)]) + _d(2) * t.BM
         col_e = col.replace([_d(0), _d(1)]) + _d(2) * t.BN
-        _, m, n, _ = c.sizes
-        if self.conv is None and m % t.BM == 0:
-            m = 0  # no row guard
+        n = c.sizes[2]
         cons = []
         if (t.BM * t.BN) % threads:
             cons.append(AffineExpr.constant(t.BM - 1) - r)
@@ -854,10 +860,7 @@ class _Kernel:
         cv = inside.apply(col, ops, "c")
         x = inside.add(LoadOp(sums, [rv, cv], location=self.loc, name_hint="sum")).results[0]
         col_iv = inside.apply(col_e, [*ops, self.bx], c.cols[0].induction_var.name_hint)
-        if self.conv is not None:  # the tile's row is a pixel of its block: (image, row, column)
-            rows, limits = self._conv_pixel(inside, r.replace([_d(0), _d(1)]), ops)
-        else:
-            rows, limits = [inside.apply(row_e, [*ops, self.by], c.rows[0].induction_var.name_hint)], [m]
+        rows, limits = self._tile_rows(inside, r, ops)
         # guards where the tiles overhang
         outer = [AffineExpr.constant(size - 1) - _d(k) for k, size in enumerate(limits) if size]
         if n % t.BN:
