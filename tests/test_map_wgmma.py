@@ -222,26 +222,34 @@ def test_an_a_given_k_x_m_prints_imm_trans_a_and_compiles_for_sm_90a():
     assert_nvrtc_compiles(src)
 
 
-@pytest.mark.gpu
-def test_gpu_an_a_given_k_x_m_matches_torch():
+def gpu_matmul_is_exact(m: int, n: int, k: int, options: str = "", transpose_a: bool = False,
+                        transpose_b: bool = True):
+    """Compile the f16 ``m x n x k`` matmul with ``gpu_pipeline(wgmma=True, wgmma_options=options)``, run it on
+    small integers (exact f32 sums, rounded once to f16 on both sides) and assert it equals torch's; returns the
+    executable (skips without an sm_90 GPU)."""
     torch = pytest.importorskip("torch")
     import runtime
     from transforms.pipelines import gpu_pipeline
 
     if not runtime.gpu_available() or not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0):
         pytest.skip("needs an sm_90 GPU")
-    m, n, k = 320, 384, 448
+    exe = runtime.compile(L.matmul(m, n, k, dtype="f16", transpose_a=transpose_a, transpose_b=transpose_b),
+                          target="cuda", pipeline=gpu_pipeline(wgmma=True, wgmma_options=options))
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randint(-3, 4, (k, m) if transpose_a else (m, k), device="cuda", generator=gen).half()
+    b = torch.randint(-3, 4, (n, k) if transpose_b else (k, n), device="cuda", generator=gen).half()
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.half)
+    exe(a, b, c)
+    want = (a.float().t() if transpose_a else a.float()) @ (b.float().t() if transpose_b else b.float())
+    assert torch.equal(c, want.half()), (m, n, k, options, transpose_a, transpose_b)
+    return exe
+
+
+@pytest.mark.gpu
+def test_gpu_an_a_given_k_x_m_matches_torch():
     for tb in (True, False):
-        exe = runtime.compile(L.matmul(m, n, k, dtype="f16", transpose_a=True, transpose_b=tb), target="cuda",
-                              pipeline=gpu_pipeline(wgmma=True))
+        exe = gpu_matmul_is_exact(320, 384, 448, transpose_a=True, transpose_b=tb)
         assert "_amn" in exe.source
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        a = torch.randint(-3, 4, (k, m), device="cuda", generator=gen).half()
-        b = torch.randint(-3, 4, (n, k) if tb else (k, n), device="cuda", generator=gen).half()
-        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.half)
-        exe(a, b, c)
-        want = a.float().t() @ (b.float().t() if tb else b.float())
-        assert torch.equal(c, want.half())  # small integers: exact f32 sums, rounded once to f16 on both sides
 
 
 PERSISTENT = {

@@ -14,7 +14,7 @@ import re
 import subprocess
 
 import pytest
-from test_map_wgmma import IREE_OPT, assert_nvrtc_compiles, check_same_bits, map_wgmma, ops_of
+from test_map_wgmma import IREE_OPT, assert_nvrtc_compiles, check_same_bits, gpu_matmul_is_exact, map_wgmma, ops_of
 
 import affine_ir as air
 from affine_ir.dialects.nvgpu_hopper import MBarrierArriveRemoteOp, TmaAsyncLoadOp
@@ -143,22 +143,7 @@ def test_upstream_mlir_reads_the_clustered_kernel_but_the_remote_arrival():
 
 @pytest.mark.gpu
 def test_gpu_clustered_kernels_match_torch():
-    torch = pytest.importorskip("torch")
-    import runtime
-    from transforms.pipelines import gpu_pipeline
-
-    if not runtime.gpu_available() or not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0):
-        pytest.skip("needs an sm_90 GPU")
-    m, n, k = 512, 512, 448
     for tb, cluster in ((True, 2), (False, 2), (True, 4)):
-        exe = runtime.compile(L.matmul(m, n, k, dtype="f16", transpose_b=tb), target="cuda",
-                              pipeline=gpu_pipeline(wgmma=True, wgmma_options=f"wgmma-cluster={cluster} split-k=1 "
-                                                                              f"wgmma-tiles=128,128,2"))
+        exe = gpu_matmul_is_exact(512, 512, 448, f"wgmma-cluster={cluster} split-k=1 wgmma-tiles=128,128,2",
+                                  transpose_b=tb)
         assert f"__cluster_dims__({cluster}, 1, 1)" in exe.source
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).half()
-        b = torch.randint(-3, 4, (n, k) if tb else (k, n), device="cuda", generator=gen).half()
-        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.half)
-        exe(a, b, c)
-        want = a.float() @ (b.float().t() if tb else b.float())
-        assert torch.equal(c, want.half()), (tb, cluster)

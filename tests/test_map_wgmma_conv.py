@@ -86,10 +86,23 @@ def test_k_is_split_into_whole_steps_only():
     assert "k split in 3 slices" in d[0].message
 
 
-def test_a_guarded_filter_read_is_refused():
+def _prepared(module) -> str:
+    """The text of ``module`` after the passes that run before gpu-map-mma."""
     from test_map_wgmma import PREPARE
 
-    text = str(PassManager.parse(PREPARE).run(conv(1, 64, (4, 4), 64, 3, 1)))
+    return str(PassManager.parse(PREPARE).run(module))
+
+
+def _decision(text: str) -> str:
+    """What gpu-map-mma{wgmma=true wgmma-conv=true} says of the one nest in ``text``."""
+    pm = PassManager.parse(f"gpu-map-mma{{wgmma=true {ON}}}")
+    pm.run(air.parse(text))
+    (d,) = [d for d in pm.trace.decisions if d.pass_name == "gpu-map-mma"]
+    return d.message
+
+
+def test_a_guarded_filter_read_is_refused():
+    text = _prepared(conv(1, 64, (4, 4), 64, 3, 1))
     load = next(line for line in text.splitlines() if "affine.load %filter" in line)
     value = load.split("=")[0].strip()
     ext = next(line for line in text.splitlines() if f"arith.extf {value} " in line)
@@ -102,10 +115,7 @@ def test_a_guarded_filter_read_is_refused():
                     affine.yield %cst : f32
                   }}""")
     assert guarded != text
-    pm = PassManager.parse("gpu-map-mma{wgmma=true wgmma-conv=true}")
-    pm.run(air.parse(guarded))
-    (d,) = [d for d in pm.trace.decisions if d.pass_name == "gpu-map-mma"]
-    assert "the filter's read is guarded" in d.message, d.message
+    assert "the filter's read is guarded" in _decision(guarded)
 
 
 def test_convolutions_take_warpgroup_mma_only_when_asked():
@@ -116,16 +126,10 @@ def test_convolutions_take_warpgroup_mma_only_when_asked():
 def test_a_guard_other_than_the_padding_is_refused():
     """TMA's fill is exactly the zero padding: an input read guarded by anything else (here a bound one short)
     keeps the mma.sync path."""
-    from test_map_wgmma import PREPARE
-
-    m = PassManager.parse(PREPARE).run(conv(1, 64, (8, 8), 64, 3, 1))
-    text = str(m)
+    text = _prepared(conv(1, 64, (8, 8), 64, 3, 1))
     narrower = text.replace("-d0 - d1 + 8 >= 0", "-d0 - d1 + 7 >= 0")
     assert narrower != text
-    out = PassManager.parse("gpu-map-mma{wgmma=true wgmma-conv=true}")
-    out.run(air.parse(narrower))
-    (d,) = [d for d in out.trace.decisions if d.pass_name == "gpu-map-mma"]
-    assert "the input's guard is not its zero padding" in d.message, d.message
+    assert "the input's guard is not its zero padding" in _decision(narrower)
 
 
 def test_an_implicit_gemm_kernel_compiles_for_sm_90a():

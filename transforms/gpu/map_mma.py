@@ -125,6 +125,7 @@ from .map_mma_plan import (
 )
 from .map_mma_staging import GatherElement, Staging, swizzle
 from .map_wgmma import SCHEDULES, WgmmaPlan, WgmmaTiles, choose_wgmma_tiles, map_to_wgmma, plan_wgmma
+from .map_wgmma_conv import ConvGeometry
 from .schedule_gpu import add_partial_sums
 from .schedule_gpu_plan import check_schedule_options, delinearized, plan_contraction
 
@@ -528,17 +529,19 @@ class GpuMapMma(Pass):
         if isinstance(tiles, str):
             return None, f"; not on warpgroup MMA: {tiles}"
         tiles = replace(tiles, grid=self.persistent_blocks)
-        if wp.conv is not None:
-            tiles = self._conv_tiles(wp, tiles)
-            if isinstance(tiles, str):
-                return None, f"; not on warpgroup MMA: {tiles}"
+        if wp.conv is not None:  # its block of pixels chosen once for the tile rows
+            boxed = wp.conv.with_box(tiles.BM)
+            if boxed is None:
+                return None, f"; not on warpgroup MMA: block rows {tiles.BM} are not a block of output pixels (a " \
+                             f"power of two)"
+            wp, tiles = replace(wp, conv=boxed), self._conv_tiles(boxed, tiles)
         cluster_note = ""
         if self.wgmma_cluster > 1:
             tiles, cluster_note = self._cluster(wp, tiles, self.wgmma_cluster)
         c = plan.c
         b_layout = "K x N (MN-major, 64-column chunks)" if wp.b_mn_major else "N x K"
         if wp.conv is not None:
-            b_layout += f"; {wp.conv.with_box(tiles.BM).describe()}"
+            b_layout += f"; {wp.conv.describe()}"
         launch = map_to_wgmma(wp, tiles, host, gpu, self.tma_store)
         stored = "; the output tile stored by TMA" if any(isinstance(op, TmaAsyncStoreOp) for op in launch.walk()) \
             else ""
@@ -549,14 +552,11 @@ class GpuMapMma(Pass):
         return launch, ""
 
     @staticmethod
-    def _conv_tiles(wp: WgmmaPlan, tiles: WgmmaTiles) -> WgmmaTiles | str:
-        """A convolution's ``tiles``: rows that make a block of pixels, k split into slices of whole k steps only
-        (a step past K would shift the input window onto real pixels, whose Inf or NaN times the filter's zero fill
-        would reach the sums)."""
-        if wp.conv.with_box(tiles.BM) is None:
-            return f"block rows {tiles.BM} are not a block of output pixels (a power of two)"
-        if tiles.splits > 1 and wp.conv.steps % tiles.splits:
-            return replace(tiles, splits=max(s for s in range(1, tiles.splits) if wp.conv.steps % s == 0))
+    def _conv_tiles(conv: ConvGeometry, tiles: WgmmaTiles) -> WgmmaTiles:
+        """A convolution's ``tiles`` with k split into slices of whole k steps only (a step past K would shift the
+        input window onto real pixels, whose Inf or NaN times the filter's zero fill would reach the sums)."""
+        if tiles.splits > 1 and conv.steps % tiles.splits:
+            return replace(tiles, splits=max(s for s in range(1, tiles.splits) if conv.steps % s == 0))
         return tiles
 
     @staticmethod
@@ -566,7 +566,7 @@ class GpuMapMma(Pass):
         clustered = replace(tiles, cluster=size)
         _, m, _, _ = wp.mma.c.sizes
         why = clustered.invalid()
-        rows = wp.conv.with_box(tiles.BM).tiles if wp.conv is not None else -(-m // tiles.BM)
+        rows = wp.conv.tiles if wp.conv is not None else -(-m // tiles.BM)
         if why is None and rows % size:
             why = f"{rows} tile rows are not a whole number of clusters of {size}"
         if why is None and wp.b_mn_major and (clustered.b_slice % 64):

@@ -69,6 +69,7 @@ a K-term f32 sum, as on the ``mma.sync`` path.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from affine_ir import AffineExpr, AffineMap, IntegerSet, Operation, Value
@@ -434,7 +435,9 @@ class _Kernel:
         self.steps = slice_steps(self.c.sizes[3], self.bk, tiles.splits)  # k steps per slice
         self.el = plan.mma.kind.input
         self.workspace = None
-        self.conv = plan.conv.with_box(tiles.BM) if plan.conv is not None else None
+        self.conv = plan.conv  # its block of pixels: the caller's for these rows, else chosen here
+        if self.conv is not None and math.prod(self.conv.box) != tiles.BM:
+            self.conv = self.conv.with_box(tiles.BM)
 
     # -- host -----------------------------------------------------------------------------------------
     def _box(self, rows: int, cols: int = 0) -> tuple[int, ...]:
@@ -631,6 +634,9 @@ class _Kernel:
         t = self.t
         at.add(SetMaxRegisterOp("decrease", PRODUCER_REGISTERS, location=self.loc))
         one = self._if(at, [_d(0)], [self.tid], eq=True)
+        mask = None  # in a cluster, B's slices go to every block
+        if t.cluster > 1:
+            mask = one.add(ConstantOp.of((1 << t.cluster) - 1, i16, location=self.loc, name_hint="all")).results[0]
         tile, i = self._over_tiles(one)
         loop = tile.add(AffineForOp(0, [], self.steps, [], 1, [], iv_name="kt", location=self.loc))
         body = _At(loop.body.ops[-1], self.loc)
@@ -643,28 +649,24 @@ class _Kernel:
         body.add(MBarrierArriveExpectTxOp(self.full, s, self._c(t.stage_bytes), location=self.loc))
         k0 = body.apply((_d(0) + _d(1) * self.steps) * self.bk, [kt, self.slice], "k0")
         outer = [self.batch if self.batch is not None else self._c(0)] if self.plan.batched else []
-        a_box, b_coords = memref(self._box(t.BM), self.el, WORKGROUP), lambda col: [col, k0, *outer]
+        a_coords, b_coords = [k0, self.row0, *outer], lambda col: [col, k0, *outer]
         if self.conv is not None:
             a_coords, b_coords = self._conv_coords(body, k0)
-            a = self._view(body, _d(0) * t.stage_bytes, [s], memref((*self.conv.box, self.bk), self.el, WORKGROUP),
-                           "a_tile")
+        if not self.plan.a_mn_major:  # one box: the view is the descriptor's box
+            a = self._view(body, _d(0) * t.stage_bytes, [s], self.da.type.tensor, "a_tile")
             body.add(TmaAsyncLoadOp(self.da, a_coords, self.full, s, a, location=self.loc))
-        elif not self.plan.a_mn_major:
-            a = self._view(body, _d(0) * t.stage_bytes, [s], a_box, "a_tile")
-            body.add(TmaAsyncLoadOp(self.da, [k0, self.row0, *outer], self.full, s, a, location=self.loc))
         else:
             self._chunks(body, (_d(0) * t.stage_bytes, [s]), self.da, (self.row0, t.BM), "a",
                          lambda row: [row, k0, *outer])
         # B: the whole tile, or in a cluster the block's slice (columns rank * b_slice ...) multicast to every block
-        mask, first, ops = None, self.col0, [s]
+        first, ops = self.col0, [s]
         if t.cluster > 1:
-            mask = body.add(ConstantOp.of((1 << t.cluster) - 1, i16, location=self.loc, name_hint="all")).results[0]
             first = body.apply(_d(0) + _d(1) * t.b_slice, [self.col0, self.rank], "b_first")
             ops = [s, self.rank]
         # where the slice goes in the stage (the bytes before it: A, then the other blocks' slices)
         at = _d(0) * t.stage_bytes + t.a_bytes + (_d(1) * (t.b_slice * ROW_BYTES) if t.cluster > 1 else 0)
         if not self.plan.b_mn_major:
-            b = self._view(body, at, ops, memref(self._box(t.b_slice), self.el, WORKGROUP), "b_tile")
+            b = self._view(body, at, ops, self.db.type.tensor, "b_tile")
             body.add(TmaAsyncLoadOp(self.db, [k0, first, *outer], self.full, s, b, multicast_mask=mask,
                                     location=self.loc))
             return
@@ -693,7 +695,7 @@ class _Kernel:
         ``mask``)."""
         offset, ops = stage
         first, width = cols
-        box = memref(self._box(self.bk) if self.conv is None else (1, 1, self.bk, self.bk), self.el, WORKGROUP)
+        box = desc.type.tensor  # each chunk is one box of the descriptor
         for chunk in range(width // self.bk):
             tile = self._view(body, offset + chunk * self.bk * ROW_BYTES, ops, box, f"{name}_chunk{chunk}")
             col = body.apply(_d(0) + chunk * self.bk, [first], f"{name}{chunk}") if chunk else first
