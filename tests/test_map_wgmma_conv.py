@@ -118,9 +118,28 @@ def test_a_guarded_filter_read_is_refused():
     assert "the filter's read is guarded" in _decision(guarded)
 
 
-def test_convolutions_take_warpgroup_mma_only_when_asked():
-    _, decisions = map_wgmma(conv(1, 64, (8, 8), 64, 3, 1))
-    assert "not on warpgroup MMA: an NHWC convolution takes warpgroup MMA with wgmma-conv=true" in decisions[0].message
+def test_auto_takes_warpgroup_mma_for_grids_of_half_the_gpu_or_more():
+    """wgmma-conv=auto (the default): the implicit GEMM where its pixel blocks by tile columns fill at least half
+    the H200's 132 multiprocessors (66 blocks), mma.sync below (measured faster on such grids); true forces the
+    implicit GEMM, false refuses it."""
+    small = conv(1, 64, (8, 8), 64, 3, 1)  # 64 pixels: one block
+    _, decisions = map_wgmma(small)
+    assert "1 blocks of implicit-GEMM tiles fill fewer than half of 132 multiprocessors" in decisions[0].message
+    assert "on the matrix units: mma.sync" in decisions[0].message
+    _, decisions = map_wgmma(small, "wgmma-conv=false")
+    assert "an NHWC convolution takes warpgroup MMA with wgmma-conv=true or auto" in decisions[0].message
+    assert "implicit GEMM" in map_wgmma(small, ON)[1][0].message
+    for images, blocks in ((2, 64), (3, 96)):  # 64 x 64 pixels per image, 128-row tiles, one tile column
+        (d,) = map_wgmma(conv(images, 64, (64, 64), 64, 1, 0), "wgmma-tiles=128,64,2")[1]
+        if 2 * blocks >= 132:
+            assert "implicit GEMM" in d.message, d.message
+        else:
+            assert f"{blocks} blocks of implicit-GEMM tiles fill fewer than half" in d.message, d.message
+
+
+def test_the_wgmma_conv_option_takes_auto_true_or_false():
+    with pytest.raises(Exception, match="wgmma-conv takes one of auto, true, false, got 'yes'"):
+        PassManager.parse("gpu-map-mma{wgmma=true wgmma-conv=yes}")
 
 
 def test_a_guard_other_than_the_padding_is_refused():

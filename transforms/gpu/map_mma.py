@@ -430,6 +430,10 @@ def map_to_mma(plan: MmaPlan, tiles: MmaTiles, host: HostPlan | None = None,
     return _Kernel(plan, tiles, host, gpu, splits).build()
 
 
+#: The values of gpu-map-mma's ``wgmma-conv`` option.
+CONV_MODES = ("auto", "true", "false")
+
+
 @register_pass
 @dataclass(frozen=True)
 class GpuMapMma(Pass):
@@ -458,10 +462,11 @@ class GpuMapMma(Pass):
                                      "consumer warpgroups taking turns on whole tiles); default: chosen for the "
                                      "target")
     persistent_blocks: int = option(0, "the blocks of a persistent warpgroup-MMA kernel (0: one per multiprocessor)")
-    wgmma_conv: bool = option(False, "warpgroup MMA: NHWC convolutions (HWCF filters, stride 1, channels a multiple of "
-                                     "64) as implicit GEMMs whose A tiles are TMA boxes of the input window "
-                                     "(transforms/gpu/map_wgmma_conv.py; off by default: faster than mma.sync at "
-                                     "batch 8, slower at batch 1 on the H100, RESULTS.md)")
+    wgmma_conv: str = option("auto", "warpgroup MMA for NHWC convolutions (HWCF filters, stride 1, channels a multiple "
+                                     "of 64) as implicit GEMMs whose A tiles are TMA boxes of the input window "
+                                     "(transforms/gpu/map_wgmma_conv.py): true, false, or auto (the default: when "
+                                     "their pixel blocks fill at least half the multiprocessors; measured faster than "
+                                     "mma.sync there on the H100, slower on most smaller grids, RESULTS.md)")
     wgmma_cluster: int = option(1, "warpgroup MMA (blocks schedule): thread-block clusters of this many blocks along "
                                    "M (1, 2, 4 or 8), each block loading a slice of the shared B tile and "
                                    "multicasting it to all by TMA (1: no clusters, the default: clusters of 2 measured "
@@ -481,6 +486,8 @@ class GpuMapMma(Pass):
             raise ValueError(f"wgmma-schedule takes one of {', '.join(SCHEDULES)}, got {self.wgmma_schedule!r}")
         if self.wgmma_cluster not in (1, 2, 4, 8):
             raise ValueError(f"wgmma-cluster takes 1, 2, 4 or 8 blocks, got {self.wgmma_cluster}")
+        if self.wgmma_conv not in CONV_MODES:
+            raise ValueError(f"wgmma-conv takes one of {', '.join(CONV_MODES)}, got {self.wgmma_conv!r}")
         if self.stages < 0 or self.stages == 1:
             raise ValueError(f"stages must be 0 (chosen) or at least 2, got {self.stages}")
 
@@ -522,8 +529,8 @@ class GpuMapMma(Pass):
         """Map ``plan`` onto warpgroup MMA when it qualifies: (the launch, "") or (None, why not, for the
         trace of the ``mma.sync`` mapping)."""
         wp = plan_wgmma(plan, gpu)
-        if not isinstance(wp, str) and wp.conv is not None and not self.wgmma_conv:
-            wp = "an NHWC convolution takes warpgroup MMA with wgmma-conv=true"
+        if not isinstance(wp, str) and wp.conv is not None and self.wgmma_conv == "false":
+            wp = "an NHWC convolution takes warpgroup MMA with wgmma-conv=true or auto"
         tiles = choose_wgmma_tiles(plan.c.sizes, gpu, self.stages, self.wgmma_tiles, self.split_k, wp.b_mn_major,
                                    plan.kind.bytes, self.wgmma_schedule) if not isinstance(wp, str) else wp
         if isinstance(tiles, str):
@@ -535,6 +542,9 @@ class GpuMapMma(Pass):
                 return None, f"; not on warpgroup MMA: block rows {tiles.BM} are not a block of output pixels (a " \
                              f"power of two)"
             wp, tiles = replace(wp, conv=boxed), self._conv_tiles(boxed, tiles)
+            small = self._small_conv_grid(boxed, plan.c.sizes[2], tiles, gpu) if self.wgmma_conv == "auto" else None
+            if small:
+                return None, f"; not on warpgroup MMA: {small}"
         cluster_note = ""
         if self.wgmma_cluster > 1:
             tiles, cluster_note = self._cluster(wp, tiles, self.wgmma_cluster)
@@ -550,6 +560,18 @@ class GpuMapMma(Pass):
                             f"{tiles.describe()}; B {b_layout}; TMA tiles swizzled by 128 bytes, full/empty mbarriers "
                             f"per stage{stored}{cluster_note}")
         return launch, ""
+
+    @staticmethod
+    def _small_conv_grid(conv: ConvGeometry, cols: int, tiles: WgmmaTiles, gpu: GPUTarget) -> str | None:
+        """Why wgmma-conv=auto leaves a convolution of ``cols`` output channels to mma.sync, or None: its pixel
+        blocks by tile columns (before any split of k) fill fewer than half of ``gpu``'s multiprocessors. Measured
+        on the H100 (RESULTS.md, 2026-12-07 sixth session): the implicit GEMM 4-27 % faster on the ResNet-50 3x3
+        layers at batch 8, slower on 4 of 5 layers at batch 1, whose grids are a fraction of a wave."""
+        blocks = conv.tiles * -(-cols // tiles.BN)
+        if 2 * blocks >= gpu.sm_count:
+            return None
+        return f"{blocks} blocks of implicit-GEMM tiles fill fewer than half of {gpu.sm_count} multiprocessors " \
+               f"(wgmma-conv=auto; mma.sync is faster on such grids, wgmma-conv=true forces it)"
 
     @staticmethod
     def _conv_tiles(conv: ConvGeometry, tiles: WgmmaTiles) -> WgmmaTiles:
