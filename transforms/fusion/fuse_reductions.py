@@ -1,0 +1,464 @@
+"""``affine-reduce-reduce-fusion``: a reduction loop and a later sibling loop whose reductions read its result
+become one loop, the later partial results rebased whenever the running value changes (online softmax).
+
+The two loops ``P`` and ``C`` (same block, identical bounds and step, no iter_args) are::
+
+    affine.for %j ... { m = max(m, x[%j]) }           affine.for %j ... {
+    s = 0                                               m_old = m;  m = max(m_old, x[%j])
+    affine.for %j ... { s = s + exp(x[%j] - m) }   ->   s = s * exp(m_old - m) + exp(x[%j] - m)
+                                                      }
+
+``P`` carries a memory reduction of ``m`` (any kind of :data:`analysis.REDUCTION_OPS`); ``C`` reads ``m``'s final
+value and carries ``addf`` reductions whose summands are *products that rebase*: with ``m`` entering only through
+factors ``exp(k * m + a)`` / ``exp2(k * m + a)`` (``k`` a product of values fixed during the loop, ``a`` free of
+``m``), multiplied or divided together with factors free of ``m``. A sum of such terms taken against ``m_old`` is
+the sum against ``m_new`` times ``exp(k * (m_new - m_old))`` (``+`` distributes over ``*``), so ``C``'s running sums
+are multiplied by that ratio after each update of ``m`` and every term is taken against the current ``m``: after
+the last iteration, against the final one, as the unfused nest computes them. All of it is derived from the ops;
+nothing names softmax.
+
+Legal when nothing else flows between the loops: ``C`` reads ``m`` only at the element ``P`` reduces into
+and only for those summands (no per-iteration store of it); ``C`` writes nothing ``P`` accesses, ``P`` writes
+nothing else ``C`` accesses; the ops between the loops (the sums' initialization) touch nothing ``P`` writes
+and move before ``P``. Otherwise the pair is refused with the reason and left as it is.
+
+Floating point: the result differs from the unfused nest's by reassociation (each partial sum is rescaled instead
+of each term being taken against the final ``m`` once): relative differences of a few ulps per rescale in f32.
+Where ``m`` is still a max's (min's) identity, ``-inf`` (``+inf``), every element so far being that value, the
+terms are taken against ``0`` instead (``exp(-inf - 0) = 0``, where ``-inf - -inf`` would be NaN and poison the
+sum), and rebased from ``0`` when a finite value comes. The one visible difference: a row whose every element
+is ``-inf`` has the sum ``0`` here, NaN unfused (softmax's output is NaN in both).
+
+Not an upstream MLIR pass (PolyBlocks' reduce-reduce fusion; FlashAttention's online softmax).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_ir import FuncOp, Operation, Value
+from affine_ir.dialects.affine import AffineForOp, AffineLoadOp
+from affine_ir.dialects.arith import OPS as ARITH
+from affine_ir.dialects.arith import CmpFOp, ConstantOp, SelectOp
+from affine_ir.dialects.math import OPS as MATH
+from affine_ir.interfaces import MemRefAccessInterface
+from affine_ir.traits import IsTerminator
+from analysis.loops import Reduction, loop_reductions, reduction_identity
+
+from ..errors import RefusalKind, TransformError
+from ..loop_utils import loop_name, value_name
+from ..pass_base import Pass, PassContext, register_pass
+
+__all__ = ["ReduceReduceFusion", "fuse_reductions", "plan_reduce_reduce", "reduce_reduce_candidates"]
+
+PASS = "affine-reduce-reduce-fusion"
+#: The exponential ops whose argument may hold the producer's value linearly, and their base.
+EXPONENTIALS = {"math.exp": "exp", "math.exp2": "exp2"}
+
+
+class _NotRebasable(Exception):
+    """The summand is not a product that rebases; the message says which op."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``sign * prod(muls) / prod(divs) * m``: the part of a value linear in the producer's ``m``."""
+
+    sign: int
+    muls: tuple[Value, ...] = ()
+    divs: tuple[Value, ...] = ()
+
+    def key(self) -> tuple:
+        return self.sign, tuple(map(id, self.muls)), tuple(map(id, self.divs))
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A summand's dependence on ``m``: the product of ``base ** (k * m)`` over ``terms`` of ``(base, k)``."""
+
+    terms: tuple[tuple[str, Linear], ...]
+
+    def key(self) -> tuple:
+        return tuple(sorted((b, k.key()) for b, k in self.terms))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`fuse_reductions` does with ``producer`` and ``consumer``: the producer's reduction whose
+    value the consumer reads (``reads``: the loads of it), and the consumer's reductions with their factors
+    (None: the summands do not depend on ``m``)."""
+
+    producer: AffineForOp
+    consumer: AffineForOp
+    reduction: Reduction
+    reads: tuple[AffineLoadOp, ...]
+    rebased: tuple[tuple[Reduction, Factor | None], ...]
+    between: tuple[Operation, ...]
+
+    def describe(self) -> str:
+        sums = ", ".join(f"{value_name(r.value)} ({_factor_text(f)})" for r, f in self.rebased)
+        return f"the {self.reduction.kind} of {value_name(self.reduction.value)} in {loop_name(self.producer)} " \
+               f"and the sums {sums} of {loop_name(self.consumer)} that read it"
+
+
+def _factor_text(f: Factor | None) -> str:
+    if f is None:
+        return "free of the producer's value"
+    parts = []
+    for base, k in f.terms:
+        coef = "*".join([value_name(v) for v in k.muls] + [f"1/{value_name(v)}" for v in k.divs])
+        parts.append(f"{base}({'-' if k.sign < 0 else ''}{coef + ' * ' if coef else ''}m)")
+    return "rescaled by " + " * ".join(parts)
+
+
+def _refuse(p: AffineForOp, c: AffineForOp, reason: str, kind: RefusalKind = RefusalKind.UNSUPPORTED):
+    return TransformError(PASS, f"cannot fuse the reductions of {loop_name(p)} and {loop_name(c)}: {reason}",
+                          loops=(p, c), kind=kind)
+
+
+# -- the summands' algebra ------------------------------------------------------------------------------
+class _Algebra:
+    """How values computed in ``loop``'s body depend on ``m`` (the values of ``m_values``)."""
+
+    def __init__(self, loop: AffineForOp, m_values: set[Value]):
+        self.loop, self.m = loop, m_values
+
+    def depends(self, v: Value) -> bool:
+        if v in self.m:
+            return True
+        op = v.owner
+        return isinstance(op, Operation) and op.parent is self.loop.body and any(self.depends(x) for x in op.operands)
+
+    def fixed(self, v: Value) -> bool:
+        """Whether ``v`` keeps one value during the loop (defined outside it)."""
+        return not _inside(v, self.loop)
+
+    def linear(self, v: Value) -> Linear:
+        """``v``'s part linear in ``m`` (``v`` depends on ``m``), or _NotRebasable."""
+        if v in self.m:
+            return Linear(1)
+        op = v.owner
+        name = getattr(op, "name", "")
+        dep = [self.depends(x) for x in op.operands]
+        if name in ("arith.addf", "arith.subf") and sum(dep) == 1:
+            k = self.linear(op.operands[dep.index(True)])
+            return Linear(-k.sign, k.muls, k.divs) if name == "arith.subf" and dep[1] else k
+        if name == "arith.negf":
+            k = self.linear(op.operands[0])
+            return Linear(-k.sign, k.muls, k.divs)
+        if name in ("arith.mulf", "arith.divf") and sum(dep) == 1 and (dep[0] or name == "arith.mulf"):
+            other = op.operands[1 - dep.index(True)]
+            if not self.fixed(other):
+                raise _NotRebasable(f"'{name}' scales the producer's value by {value_name(other)}, which changes "
+                                    f"during the loop")
+            k = self.linear(op.operands[dep.index(True)])
+            return Linear(k.sign, k.muls + (other,), k.divs) if name == "arith.mulf" else \
+                Linear(k.sign, k.muls, k.divs + (other,))
+        raise _NotRebasable(f"'{name}' of the producer's value is not linear in it")
+
+    def factor(self, v: Value) -> Factor | None:
+        """``v``'s factors holding ``m`` (None: ``v`` does not depend on it), or _NotRebasable."""
+        if not self.depends(v):
+            return None
+        if v in self.m:
+            raise _NotRebasable("the producer's value itself is a factor (a rescale would divide by it)")
+        op = v.owner
+        name = op.name
+        if name in EXPONENTIALS:
+            return Factor(((EXPONENTIALS[name], self.linear(op.operands[0])),))
+        if name in ("arith.mulf", "arith.divf", "arith.negf"):
+            parts = [self.factor(x) for x in op.operands]
+            terms = list(parts[0].terms if parts[0] else ())
+            if len(parts) > 1 and parts[1]:
+                flip = name == "arith.divf"
+                terms += [(b, Linear(-k.sign, k.muls, k.divs) if flip else k) for b, k in parts[1].terms]
+            return Factor(tuple(terms))
+        raise _NotRebasable(f"'{name}' of the producer's value is not a product of exponentials of it")
+
+
+def _inside(v: Value, loop: AffineForOp) -> bool:
+    op = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op
+    return False
+
+
+# -- the plan -------------------------------------------------------------------------------------------
+def _same_bounds(p: AffineForOp, c: AffineForOp) -> bool:
+    return p.step == c.step and p.lower_bound_map == c.lower_bound_map and \
+        p.upper_bound_map == c.upper_bound_map and list(p.operands) == list(c.operands)
+
+
+def _accessed(loop: Operation, write: bool | None = None) -> set[Value]:
+    return {x.memref for x in loop.walk() if isinstance(x, MemRefAccessInterface) and
+            (write is None or x.is_write == write)}
+
+
+def _reads_of(red: Reduction, c: AffineForOp) -> list[AffineLoadOp]:
+    """The loads of ``red``'s element at ``c``'s body's top level; TransformError when ``c`` accesses
+    ``red``'s memref otherwise."""
+    loads = []
+    for x in c.walk():
+        if not isinstance(x, MemRefAccessInterface) or x.memref is not red.value:
+            continue
+        if x.is_write:
+            raise _refuse(red.store.parent_op, c, f"the later loop writes {value_name(red.value)}",
+                          RefusalKind.DEPENDENCE)
+        if not isinstance(x, AffineLoadOp) or x.map != red.store.map or list(x.indices) != list(red.store.indices) \
+                or x.parent is not c.body:
+            raise _refuse(red.store.parent_op, c, f"the later loop reads {value_name(red.value)} other than at the "
+                                                  f"element the producer reduces into, in its body",
+                          RefusalKind.DEPENDENCE)
+        loads.append(x)
+    return loads
+
+
+def _consumer_reductions(c: AffineForOp) -> list[Reduction] | str:
+    reds = loop_reductions(c)
+    if reds is None:
+        return "it carries something other than reductions"
+    for r in reds:
+        if not r.is_memory:
+            return "it carries values in iter_args"
+        if r.store.parent is not c.body:
+            return f"its reduction into {value_name(r.value)} is inside an inner loop"
+    return reds
+
+
+def _check_uses(alg: _Algebra, c: AffineForOp, reds: list[Reduction]) -> str | None:
+    """Why ``m`` reaches something in ``c`` other than the sums' terms through pure ops, or None."""
+    chain_ops = {op for r in reds for op in r.ops}
+    work, seen = list(alg.m), set()
+    while work:
+        x = work.pop()
+        for u in x.uses:
+            if u.op in chain_ops:
+                continue  # a term of a sum (the chain value itself never depends on m)
+            if not u.op.is_pure or u.op.parent is not c.body or len(u.op.results) != 1:
+                return f"'{u.op.name}' uses a value computed from the producer's per iteration, not only as a " \
+                       f"sum's term (it cannot be rebased)"
+            if u.op not in seen:
+                seen.add(u.op)
+                work.append(u.op.results[0])
+    return None
+
+
+def _summands(r: Reduction) -> list[Value]:
+    chain = {op.results[0] for op in r.ops} | {r.load.result}
+    return [v for op in r.ops for v in op.operands if v not in chain]
+
+
+def plan_reduce_reduce(p: AffineForOp, c: AffineForOp) -> Plan:
+    """The fusion of reduction loop ``p`` with the later sibling ``c`` (see the module docstring), or
+    TransformError with the reason (nothing changed); of kind NO_DEPENDENCE when ``c`` reads no reduction of
+    ``p``."""
+    for loop in (p, c):
+        if not isinstance(loop, AffineForOp) or loop.iter_args or loop.results:
+            raise TransformError(PASS, f"{loop_name(loop)} is not an affine.for without iter_args",
+                                 kind=RefusalKind.INVALID_REQUEST)
+    reds = loop_reductions(p) or []
+    read = [(r, loads) for r in reds if r.is_memory for loads in [_reads_of(r, c)] if loads]
+    if not read:
+        raise _refuse(p, c, "the later loop reads no reduction of the earlier", RefusalKind.NO_DEPENDENCE)
+    if len(read) > 1:
+        raise _refuse(p, c, "the later loop reads several reductions of the earlier")
+    if p.parent is not c.parent or p.parent.index_of(p) > p.parent.index_of(c):
+        raise _refuse(p, c, "they are not siblings in this order", RefusalKind.INVALID_REQUEST)
+    if not _same_bounds(p, c):
+        raise _refuse(p, c, "their bounds or steps differ")
+    (red, loads), = read
+    creds = _consumer_reductions(c)
+    if isinstance(creds, str):
+        raise _refuse(p, c, creds)
+    _check_memory(p, c, red)
+    alg = _Algebra(c, {ld.result for ld in loads})
+    rebased = tuple((r, _rebase(alg, r, p, c)) for r in creds)
+    why = _check_uses(alg, c, creds)
+    if why:
+        raise _refuse(p, c, why, RefusalKind.DEPENDENCE)
+    if all(f is None for _, f in rebased):
+        raise _refuse(p, c, "no sum of the later loop reads the producer's value", RefusalKind.DEPENDENCE)
+    return Plan(p, c, red, tuple(loads), rebased, tuple(_between(p, c)))
+
+
+def _rebase(alg: _Algebra, r: Reduction, p: AffineForOp, c: AffineForOp) -> Factor | None:
+    """The factor every summand of ``r`` shares (None when none depends on ``m``), or a refusal."""
+    factors = []
+    for v in _summands(r):
+        try:
+            factors.append(alg.factor(v))
+        except _NotRebasable as e:
+            raise _refuse(p, c, f"the sum into {value_name(r.value)}: {e}") from None
+    keys = {None if f is None else f.key() for f in factors}
+    if len(keys) > 1:
+        raise _refuse(p, c, f"the terms of the sum into {value_name(r.value)} scale differently with the "
+                            f"producer's value (one rescale cannot rebase them)")
+    if factors[0] is not None and r.kind != "addf":
+        raise _refuse(p, c, f"the {r.kind} into {value_name(r.value)} is not a sum (only sums are rebased)")
+    return factors[0]
+
+
+def _check_memory(p: AffineForOp, c: AffineForOp, red: Reduction) -> None:
+    p_writes, c_writes = _accessed(p, True), _accessed(c, True)
+    for m in c_writes & _accessed(p):
+        raise _refuse(p, c, f"the later loop writes {value_name(m)}, which the producer accesses",
+                      RefusalKind.DEPENDENCE)
+    for m in (p_writes - {red.value}) & _accessed(c):
+        raise _refuse(p, c, f"the later loop accesses {value_name(m)}, which the producer writes",
+                      RefusalKind.DEPENDENCE)
+
+
+def _between(p: AffineForOp, c: AffineForOp) -> list[Operation]:
+    """The ops between the loops, which move before ``p``; a refusal when one cannot."""
+    block = p.parent
+    ops = block.ops[block.index_of(p) + 1:block.index_of(c)]
+    p_writes, p_all = _accessed(p, True), _accessed(p)
+    for op in ops:
+        effects = op.memory_effects()
+        if effects is None:
+            raise _refuse(p, c, f"'{op.name}' between them has unknown effects")
+        mine = _accessed(op) if op.regions else ({op.memref} if isinstance(op, MemRefAccessInterface) else set())
+        writes = _accessed(op, True) if op.regions else ({op.memref} if isinstance(op, MemRefAccessInterface)
+                                                          and op.is_write else set())
+        if mine & p_writes or writes & p_all:
+            raise _refuse(p, c, f"'{op.name}' between them accesses memory the producer "
+                                f"{'writes' if mine & p_writes else 'reads'}", RefusalKind.DEPENDENCE)
+        if any(_inside(v, p) for x in op.walk() for v in x.operands):
+            raise _refuse(p, c, f"'{op.name}' between them uses a value of the producer")
+    return list(ops)
+
+
+def reduce_reduce_candidates(block_owner: Operation) -> list[tuple[AffineForOp, AffineForOp]]:
+    """The sibling ``affine.for`` pairs (earlier, later) directly in the blocks of ``block_owner``'s regions."""
+    pairs = []
+    for region in block_owner.regions:
+        for block in region.blocks:
+            loops = [x for x in block.ops if isinstance(x, AffineForOp)]
+            pairs += [(a, b) for i, a in enumerate(loops) for b in loops[i + 1:]]
+    return pairs
+
+
+# -- the rewrite ----------------------------------------------------------------------------------------
+def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
+    """Fuse ``c`` into ``p`` (see the module docstring): returns ``p``, now running both, ``c`` erased and the
+    ops between them moved before ``p``. Guarantees: each of ``c``'s sums equals the unfused one up to
+    floating-point reassociation (and the identity case stated above); refused with TransformError naming
+    the reason, the IR unchanged."""
+    plan = plan_reduce_reduce(p, c)
+    block = p.parent
+    for op in plan.between:
+        op.detach()
+        block.insert_before(p, op)
+    at = _At(p.body, p.body.terminator, c.location)
+    red = plan.reduction
+    m_old, m_new = red.load.result, red.store.value
+    old, new = _bases(at, (m_old, m_new), red)
+    c.induction_var.replace_all_uses_with(p.induction_var)
+    for ld in plan.reads:
+        ld.result.replace_all_uses_with(new)
+        ld.erase()
+    ratios: dict[tuple, Value] = {}
+    for op in [x for x in c.body.ops if not x.has_trait(IsTerminator)]:
+        op.detach()
+        p.body.insert_before(p.body.terminator, op)
+    for r, f in plan.rebased:
+        if f is None:
+            continue
+        ratio = ratios.get(f.key())
+        if ratio is None:
+            ratio = ratios[f.key()] = _ratio(_At(p.body, r.load, c.location), f, old, new)
+        _scale_after_load(r, ratio)
+    c.erase()
+    return p
+
+
+class _At:
+    """Inserts ops before ``anchor`` in ``block``."""
+
+    def __init__(self, block, anchor: Operation, location):
+        self.block, self.anchor, self.location = block, anchor, location
+
+    def add(self, op: Operation) -> Value:
+        self.block.insert_before(self.anchor, op)
+        return op.results[0]
+
+    def arith(self, name: str, *operands: Value) -> Value:
+        return self.add(ARITH[name](*operands, location=self.location))
+
+
+def _bases(at: _At, values: tuple[Value, ...], red: Reduction) -> list[Value]:
+    """``values``, each replaced by 0 where it is the max's (min's) infinite identity."""
+    if red.kind not in ("maximumf", "minimumf", "maxnumf", "minnumf"):
+        return list(values)
+    t = values[0].type
+    ident = at.add(ConstantOp.of(reduction_identity(red.kind, t), t, location=at.location))
+    zero = at.add(ConstantOp.of(0.0, t, location=at.location))
+    return [at.add(SelectOp(at.add(CmpFOp("oeq", m, ident, location=at.location)), zero, m, location=at.location))
+            for m in values]
+
+
+def _ratio(at: _At, f: Factor, old: Value, new: Value) -> Value:
+    """``prod base ** (k * (new - old))`` over ``f``'s terms."""
+    ratio = None
+    for base, k in f.terms:
+        d = at.arith("subf", new, old) if k.sign > 0 else at.arith("subf", old, new)
+        for v in k.muls:
+            d = at.arith("mulf", d, v)
+        for v in k.divs:
+            d = at.arith("divf", d, v)
+        e = at.add(MATH[base](d, location=at.location))
+        ratio = e if ratio is None else at.arith("mulf", ratio, e)
+    return ratio
+
+
+def _scale_after_load(r: Reduction, ratio: Value) -> None:
+    """Make ``r``'s chain start from its loaded value times ``ratio``."""
+    load = r.load
+    first = next(u for u in load.result.uses)
+    scaled_op = ARITH["mulf"](load.result, ratio, location=load.location)
+    load.parent.insert_after(load, scaled_op)
+    first.op.set_operand(first.index, scaled_op.results[0])
+
+
+# -- the pass -------------------------------------------------------------------------------------------
+@register_pass
+@dataclass(frozen=True)
+class ReduceReduceFusion(Pass):
+    """``affine-reduce-reduce-fusion``: see the module docstring. Each sibling pair of loops whose later one's
+    sums read the earlier one's reduction is fused (repeatedly, so a third loop can join); every pair in which
+    the later loop reads a reduction of the earlier gets a decision in the trace."""
+
+    name = PASS
+    summary = "Fuse a reduction with the later reductions that read it, rebasing them as it changes (online softmax)"
+
+    def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
+        seen: set[tuple[int, int]] = set()
+        changed = True
+        while changed:
+            changed = False
+            for owner in [func] + [x for x in func.walk() if isinstance(x, AffineForOp)]:
+                for p, c in reduce_reduce_candidates(owner):
+                    if (id(p), id(c)) in seen:
+                        continue
+                    seen.add((id(p), id(c)))
+                    if self._try(p, c, ctx):
+                        changed = True
+                        break
+                if changed:
+                    break
+
+    @staticmethod
+    def _try(p: AffineForOp, c: AffineForOp, ctx: PassContext) -> bool:
+        try:
+            plan = plan_reduce_reduce(p, c)
+        except TransformError as e:
+            if e.kind not in (RefusalKind.NO_DEPENDENCE, RefusalKind.INVALID_REQUEST):
+                ctx.refused(c, e)
+            return False
+        text = plan.describe()
+        fuse_reductions(p, c)
+        ctx.applied(p, f"fused {text}: one pass, the sums rebased when the {plan.reduction.kind} changes")
+        return True
+
