@@ -13,14 +13,17 @@ value and carries ``addf`` reductions whose summands are *products that rebase*:
 factors ``exp(k * m + a)`` / ``exp2(k * m + a)`` (``k`` a product of values fixed during the loop, ``a`` free of
 ``m``), multiplied or divided together with factors free of ``m``. A sum of such terms taken against ``m_old`` is
 the sum against ``m_new`` times ``exp(k * (m_new - m_old))`` (``+`` distributes over ``*``), so ``C``'s running sums
-are multiplied by that ratio after each update of ``m`` and every term is taken against the current ``m``: after
-the last iteration, against the final one, as the unfused nest computes them. All of it is derived from the ops;
+are multiplied by that ratio after each update of ``m`` (a sum still 0 stays 0: the ratio may overflow) and every
+term is taken against the current ``m``: after the last iteration, against the final one, as the unfused nest
+computes them. All of it is derived from the ops;
 nothing names softmax.
 
-Legal when nothing else flows between the loops: ``C`` reads ``m`` only at the element ``P`` reduces into
-and only for those summands (no per-iteration store of it); ``C`` writes nothing ``P`` accesses, ``P`` writes
-nothing else ``C`` accesses; the ops between the loops (the sums' initialization) touch nothing ``P`` writes
-and move before ``P``. Otherwise the pair is refused with the reason and left as it is.
+Legal when nothing else flows between the loops but from an iteration of ``P`` to the same iteration of ``C``:
+``C`` reads ``m`` only at the element ``P`` reduces into and only for those summands (no per-iteration store of
+it); ``C`` writes nothing ``P`` accesses; what else ``P`` writes and ``C`` reads (attention's row of scores) has
+one subscript in both, varying with the IV; ``C``'s sums may sit in inner loops that do not carry them
+(``O[i, d] += p * V[j, d]`` under ``d``); the ops between the loops (the sums' initialization) touch nothing
+``P`` writes and move before ``P``. Otherwise the pair is refused with the reason and left as it is.
 
 Floating point: the result differs from the unfused nest's by reassociation (each partial sum is rescaled instead
 of each term being taken against the final ``m`` once): relative differences of a few ulps per rescale in f32.
@@ -127,7 +130,7 @@ class _Algebra:
         if v in self.m:
             return True
         op = v.owner
-        return isinstance(op, Operation) and op.parent is self.loop.body and any(self.depends(x) for x in op.operands)
+        return isinstance(op, Operation) and _inside(v, self.loop) and any(self.depends(x) for x in op.operands)
 
     def fixed(self, v: Value) -> bool:
         """Whether ``v`` keeps one value during the loop (defined outside it)."""
@@ -216,15 +219,31 @@ def _reads_of(red: Reduction, c: AffineForOp) -> list[AffineLoadOp]:
 
 
 def _consumer_reductions(c: AffineForOp) -> list[Reduction] | str:
+    """``c``'s memory reductions, each element updated once per iteration of ``c`` (a reduction in an inner loop
+    must vary its element with that loop's IV), or why not."""
     reds = loop_reductions(c)
     if reds is None:
         return "it carries something other than reductions"
     for r in reds:
         if not r.is_memory:
             return "it carries values in iter_args"
-        if r.store.parent is not c.body:
-            return f"its reduction into {value_name(r.value)} is inside an inner loop"
+        loop = r.store.parent_op
+        while loop is not c:
+            if not isinstance(loop, AffineForOp) or not _varies_with(r.store, loop.induction_var):
+                return f"its reduction into {value_name(r.value)} is also carried by an inner " \
+                       f"{'loop' if isinstance(loop, AffineForOp) else repr(loop.name)}"
+            loop = loop.parent_op
     return reds
+
+
+def _varies_with(access, iv: Value) -> bool:
+    """Whether a result of ``access``'s subscript is linear in ``iv`` with a nonzero coefficient."""
+    amap, idx = access.map, list(access.indices)
+    if iv not in idx:
+        return False
+    k = idx.index(iv)
+    return any(e.is_pure_linear and (e.coefficient_of_dim(k) if k < amap.num_dims else
+                                     e.coefficient_of_symbol(k - amap.num_dims)) for e in amap.results)
 
 
 def _check_uses(alg: _Algebra, c: AffineForOp, reds: list[Reduction]) -> str | None:
@@ -236,7 +255,9 @@ def _check_uses(alg: _Algebra, c: AffineForOp, reds: list[Reduction]) -> str | N
         for u in x.uses:
             if u.op in chain_ops:
                 continue  # a term of a sum (the chain value itself never depends on m)
-            if not u.op.is_pure or u.op.parent is not c.body or len(u.op.results) != 1:
+            holder = u.op.parent_op
+            if not u.op.is_pure or len(u.op.results) != 1 or not isinstance(holder, AffineForOp) or \
+                    not (holder is c or _inside(holder.induction_var, c)):
                 return f"'{u.op.name}' uses a value computed from the producer's per iteration, not only as a " \
                        f"sum's term (it cannot be rebased)"
             if u.op not in seen:
@@ -301,13 +322,37 @@ def _rebase(alg: _Algebra, r: Reduction, p: AffineForOp, c: AffineForOp) -> Fact
 
 
 def _check_memory(p: AffineForOp, c: AffineForOp, red: Reduction) -> None:
+    """Refuse unless the only memory flowing between the loops (besides ``red``'s value) goes from an iteration
+    of ``p`` to the same iteration of ``c`` (fused, ``p``'s body runs first in each iteration)."""
     p_writes, c_writes = _accessed(p, True), _accessed(c, True)
     for m in c_writes & _accessed(p):
         raise _refuse(p, c, f"the later loop writes {value_name(m)}, which the producer accesses",
                       RefusalKind.DEPENDENCE)
     for m in (p_writes - {red.value}) & _accessed(c):
-        raise _refuse(p, c, f"the later loop accesses {value_name(m)}, which the producer writes",
-                      RefusalKind.DEPENDENCE)
+        why = _not_same_iteration(p, c, m)
+        if why:
+            raise _refuse(p, c, f"{value_name(m)} written by the producer and read by the later loop: {why}",
+                          RefusalKind.DEPENDENCE)
+
+
+def _not_same_iteration(p: AffineForOp, c: AffineForOp, m: Value) -> str | None:
+    """Why accesses of ``m`` in ``p`` and ``c`` may touch one element in different iterations, or None: every
+    access must have one subscript (map and operands, the IVs of ``p`` and ``c`` taken as one), and a result of
+    it linear in that IV with a nonzero coefficient (so different iterations touch different elements)."""
+    keys = set()
+    for loop in (p, c):
+        for x in loop.walk():
+            if isinstance(x, MemRefAccessInterface) and x.memref is m:
+                amap, idx = getattr(x, "map", None), getattr(x, "indices", None)
+                if amap is None or idx is None:
+                    return f"'{x.name}' has no affine subscript"
+                keys.add((amap, tuple(p.induction_var if v is loop.induction_var else v for v in idx)))
+    if len(keys) != 1:
+        return "its subscripts differ between the loops"
+    access = next(x for x in p.walk() if isinstance(x, MemRefAccessInterface) and x.memref is m)
+    if not _varies_with(access, p.induction_var):
+        return "its subscript may repeat across the loops' iterations"
+    return None
 
 
 def _between(p: AffineForOp, c: AffineForOp) -> list[Operation]:
@@ -360,16 +405,15 @@ def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
         ld.result.replace_all_uses_with(new)
         ld.erase()
     ratios: dict[tuple, Value] = {}
+    for _, f in plan.rebased:
+        if f is not None and f.key() not in ratios:
+            ratios[f.key()] = _ratio(at, f, old, new)
     for op in [x for x in c.body.ops if not x.has_trait(IsTerminator)]:
         op.detach()
         p.body.insert_before(p.body.terminator, op)
     for r, f in plan.rebased:
-        if f is None:
-            continue
-        ratio = ratios.get(f.key())
-        if ratio is None:
-            ratio = ratios[f.key()] = _ratio(_At(p.body, r.load, c.location), f, old, new)
-        _scale_after_load(r, ratio)
+        if f is not None:
+            _scale_after_load(r, ratios[f.key()])
     c.erase()
     return p
 
@@ -414,12 +458,16 @@ def _ratio(at: _At, f: Factor, old: Value, new: Value) -> Value:
 
 
 def _scale_after_load(r: Reduction, ratio: Value) -> None:
-    """Make ``r``'s chain start from its loaded value times ``ratio``."""
+    """Make ``r``'s chain start from its loaded value times ``ratio``, a zero sum kept as it is (a rescale from
+    the identity's base 0 to a far value may overflow: 0 x inf would be NaN where the sum is exactly 0)."""
     load = r.load
     first = next(u for u in load.result.uses)
-    scaled_op = ARITH["mulf"](load.result, ratio, location=load.location)
-    load.parent.insert_after(load, scaled_op)
-    first.op.set_operand(first.index, scaled_op.results[0])
+    at = _At(load.parent, first.op, load.location)
+    s = load.result
+    zero = at.add(ConstantOp.of(0.0, s.type, location=load.location))
+    scaled = at.add(SelectOp(at.add(CmpFOp("oeq", s, zero, location=load.location)), s, at.arith("mulf", s, ratio),
+                             location=load.location))
+    first.op.set_operand(first.index, scaled)
 
 
 # -- the pass -------------------------------------------------------------------------------------------
