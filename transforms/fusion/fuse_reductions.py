@@ -32,6 +32,9 @@ terms are taken against ``0`` instead (``exp(-inf - 0) = 0``, where ``-inf - -in
 sum), and rebased from ``0`` when a finite value comes. The one visible difference: a row whose every element
 is ``-inf`` has the sum ``0`` here, NaN unfused (softmax's output is NaN in both).
 
+A sum of squared deviations from a mean (the mean's sum finalized between the loops: layer norm's variance) fuses
+with that sum by Welford's update instead: :mod:`.fuse_reductions_mean`.
+
 Not an upstream MLIR pass (PolyBlocks' reduce-reduce fusion; FlashAttention's online softmax).
 """
 
@@ -51,6 +54,7 @@ from analysis.loops import Reduction, loop_reductions, reduction_identity
 from ..errors import RefusalKind, TransformError
 from ..loop_utils import loop_name, value_name
 from ..pass_base import Pass, PassContext, register_pass
+from .fuse_reductions_mean import MeanPlan, finalizer_of, mean_values, plan_mean, rewrite_squares
 
 __all__ = ["ReduceReduceFusion", "fuse_reductions", "plan_reduce_reduce", "reduce_reduce_candidates"]
 
@@ -97,8 +101,13 @@ class Plan:
     reads: tuple[AffineLoadOp, ...]
     rebased: tuple[tuple[Reduction, Factor | None], ...]
     between: tuple[Operation, ...]
+    mean: MeanPlan | None = None
 
     def describe(self) -> str:
+        if self.mean is not None:
+            sums = ", ".join(value_name(r.value) for r, _ in self.mean.squares)
+            return f"the sum of {value_name(self.reduction.value)} in {loop_name(self.producer)} (a mean) and the " \
+                   f"sums of squared deviations {sums} of {loop_name(self.consumer)} (Welford's update)"
         sums = ", ".join(f"{value_name(r.value)} ({_factor_text(f)})" for r, f in self.rebased)
         return f"the {self.reduction.kind} of {value_name(self.reduction.value)} in {loop_name(self.producer)} " \
                f"and the sums {sums} of {loop_name(self.consumer)} that read it"
@@ -295,6 +304,10 @@ def plan_reduce_reduce(p: AffineForOp, c: AffineForOp) -> Plan:
         raise _refuse(p, c, creds)
     _check_memory(p, c, red)
     alg = _Algebra(c, {ld.result for ld in loads})
+    block = p.parent
+    between = block.ops[block.index_of(p) + 1:block.index_of(c)]
+    if any(getattr(op, "memref", None) is red.value for op in between):
+        return _plan_mean(p, c, red, loads, creds, alg, between)
     rebased = tuple((r, _rebase(alg, r, p, c)) for r in creds)
     why = _check_uses(alg, c, creds)
     if why:
@@ -302,6 +315,23 @@ def plan_reduce_reduce(p: AffineForOp, c: AffineForOp) -> Plan:
     if all(f is None for _, f in rebased):
         raise _refuse(p, c, "no sum of the later loop reads the producer's value", RefusalKind.DEPENDENCE)
     return Plan(p, c, red, tuple(loads), rebased, tuple(_between(p, c)))
+
+
+def _plan_mean(p, c, red: Reduction, loads, creds, alg: _Algebra, between) -> Plan:
+    """A mean finalized between the loops (see :mod:`.fuse_reductions_mean`), or a refusal."""
+    fin = finalizer_of(red, between, p)
+    if isinstance(fin, str):
+        raise _refuse(p, c, fin, RefusalKind.DEPENDENCE)
+    try:
+        mean = plan_mean(p, c, red, creds, loads, alg, fin, _summands)
+    except _NotRebasable as e:
+        raise _refuse(p, c, str(e)) from None
+    if isinstance(mean, str):
+        raise _refuse(p, c, mean)
+    why = _check_uses(alg, c, creds)
+    if why:
+        raise _refuse(p, c, why, RefusalKind.DEPENDENCE)
+    return Plan(p, c, red, tuple(loads), (), tuple(_between(p, c, skip=fin)), mean)
 
 
 def _rebase(alg: _Algebra, r: Reduction, p: AffineForOp, c: AffineForOp) -> Factor | None:
@@ -355,10 +385,10 @@ def _not_same_iteration(p: AffineForOp, c: AffineForOp, m: Value) -> str | None:
     return None
 
 
-def _between(p: AffineForOp, c: AffineForOp) -> list[Operation]:
-    """The ops between the loops, which move before ``p``; a refusal when one cannot."""
+def _between(p: AffineForOp, c: AffineForOp, skip: tuple[Operation, ...] = ()) -> list[Operation]:
+    """The ops between the loops but ``skip``, which move before ``p``; a refusal when one cannot."""
     block = p.parent
-    ops = block.ops[block.index_of(p) + 1:block.index_of(c)]
+    ops = [op for op in block.ops[block.index_of(p) + 1:block.index_of(c)] if op not in skip]
     p_writes, p_all = _accessed(p, True), _accessed(p)
     for op in ops:
         effects = op.memory_effects()
@@ -399,8 +429,14 @@ def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
     at = _At(p.body, p.body.terminator, c.location)
     red = plan.reduction
     m_old, m_new = red.load.result, red.store.value
-    old, new = _bases(at, (m_old, m_new), red)
     c.induction_var.replace_all_uses_with(p.induction_var)
+    if plan.mean is not None:
+        means = mean_values(plan.mean, p, red, at)
+        _move_body(c, p)
+        rewrite_squares(plan.mean, means, plan.reads)
+        c.erase()
+        return p
+    old, new = _bases(at, (m_old, m_new), red)
     for ld in plan.reads:
         ld.result.replace_all_uses_with(new)
         ld.erase()
@@ -408,14 +444,19 @@ def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
     for _, f in plan.rebased:
         if f is not None and f.key() not in ratios:
             ratios[f.key()] = _ratio(at, f, old, new)
-    for op in [x for x in c.body.ops if not x.has_trait(IsTerminator)]:
-        op.detach()
-        p.body.insert_before(p.body.terminator, op)
+    _move_body(c, p)
     for r, f in plan.rebased:
         if f is not None:
             _scale_after_load(r, ratios[f.key()])
     c.erase()
     return p
+
+
+def _move_body(c: AffineForOp, p: AffineForOp) -> None:
+    """``c``'s body ops to the end of ``p``'s (before its terminator)."""
+    for op in [x for x in c.body.ops if not x.has_trait(IsTerminator)]:
+        op.detach()
+        p.body.insert_before(p.body.terminator, op)
 
 
 class _At:
@@ -507,6 +548,8 @@ class ReduceReduceFusion(Pass):
             return False
         text = plan.describe()
         fuse_reductions(p, c)
-        ctx.applied(p, f"fused {text}: one pass, the sums rebased when the {plan.reduction.kind} changes")
+        how = "the squares taken against the running mean" if plan.mean is not None else \
+            f"the sums rebased when the {plan.reduction.kind} changes"
+        ctx.applied(p, f"fused {text}: one pass, {how}")
         return True
 
