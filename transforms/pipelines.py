@@ -59,7 +59,7 @@ CPU_PIPELINE = cpu_pipeline()
 
 def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = False,
                  accumulate_f16: bool = False, wgmma: bool = False, separate_reductions: bool = False,
-                 wgmma_options: str = "") -> str:
+                 wgmma_options: str = "", online_reductions: bool = False) -> str:
     """The GPU pipeline text: ``fuse`` runs loop fusion first; ``target`` is the GPU the tile
     sizes are chosen for and whose launch limits and default block sizes the mapping passes use;
     ``allow_tf32`` lets ``gpu-map-mma`` put f32 contractions on TF32 matrix units (off by default,
@@ -69,7 +69,9 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = 
     targets; see ``transforms/gpu/map_wgmma.py``); ``separate_reductions`` keeps fusion from fusing two nests
     that both reduce (a graph's contractions stay apart, each with its init and point-wise epilogue fused
     in: ``affine-loop-fusion{separate-reductions=true}``); ``wgmma_options``: more ``gpu-map-mma`` options for the
-    warpgroup-MMA path (``"wgmma-schedule=pingpong wgmma-tiles=128,128,2"``). Give the text to
+    warpgroup-MMA path (``"wgmma-schedule=pingpong wgmma-tiles=128,128,2"``); ``online_reductions`` runs
+    ``affine-reduce-reduce-fusion{means=false}`` after fusion (online softmax: the max and the sum in one loop,
+    which ``gpu-map-reductions`` combines as a rescaled sum; off until measured). Give the text to
     ``runtime.compile(m, target="cuda", pipeline=gpu_pipeline(allow_tf32=True))``."""
     option = "" if target == "h200" else f"{{target={target}}}"
     mma = [f"target={target}"] if target != "h200" else []
@@ -79,7 +81,8 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = 
     mma += [wgmma_options] if wgmma and wgmma_options else []
     mma_option = "{" + " ".join(mma) + "}" if mma else ""
     fusion = "affine-loop-fusion" + ("{separate-reductions=true}" if separate_reductions else "")
-    passes = ["canonicalize"] + ([fusion, "affine-privatize{dynamic-shapes=false}"] if fuse else [])
+    online = ["affine-reduce-reduce-fusion{means=false}"] if online_reductions and fuse else []
+    passes = ["canonicalize"] + ([fusion, *online, "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-map-mma" + mma_option, "gpu-schedule" + option,
                "affine-super-vectorize{virtual-vector-size=4 nested-remainders=false}",

@@ -53,14 +53,17 @@ from analysis.loops import Reduction, loop_reductions, reduction_identity
 
 from ..errors import RefusalKind, TransformError
 from ..loop_utils import loop_name, value_name
-from ..pass_base import Pass, PassContext, register_pass
+from ..pass_base import Pass, PassContext, option, register_pass
 from .fuse_reductions_mean import MeanPlan, finalizer_of, mean_values, plan_mean, rewrite_squares
 
-__all__ = ["ReduceReduceFusion", "fuse_reductions", "plan_reduce_reduce", "reduce_reduce_candidates"]
+__all__ = ["Factor", "ReduceReduceFusion", "build_ratio", "fuse_reductions", "plan_reduce_reduce",
+           "reduce_reduce_candidates", "term_factor"]
 
 PASS = "affine-reduce-reduce-fusion"
-#: The exponential ops whose argument may hold the producer's value linearly, and their base.
-EXPONENTIALS = {"math.exp": "exp", "math.exp2": "exp2"}
+#: What the algebra knows of each op (by class): the float arithmetic, and the exponentials (by their base) whose
+#: argument may hold the producer's value linearly.
+ROLES = {ARITH["addf"]: "add", ARITH["subf"]: "sub", ARITH["negf"]: "neg", ARITH["mulf"]: "mul", ARITH["divf"]: "div",
+         MATH["exp"]: "exp", MATH["exp2"]: "exp2"}
 
 
 class _NotRebasable(Exception):
@@ -150,23 +153,22 @@ class _Algebra:
         if v in self.m:
             return Linear(1)
         op = v.owner
-        name = getattr(op, "name", "")
+        role = ROLES.get(type(op))
         dep = [self.depends(x) for x in op.operands]
-        if name in ("arith.addf", "arith.subf") and sum(dep) == 1:
+        if role in ("add", "sub") and sum(dep) == 1:
             k = self.linear(op.operands[dep.index(True)])
-            return Linear(-k.sign, k.muls, k.divs) if name == "arith.subf" and dep[1] else k
-        if name == "arith.negf":
-            k = self.linear(op.operands[0])
-            return Linear(-k.sign, k.muls, k.divs)
-        if name in ("arith.mulf", "arith.divf") and sum(dep) == 1 and (dep[0] or name == "arith.mulf"):
+            return _negated(k) if role == "sub" and dep[1] else k
+        if role == "neg":
+            return _negated(self.linear(op.operands[0]))
+        if role in ("mul", "div") and sum(dep) == 1 and (dep[0] or role == "mul"):
             other = op.operands[1 - dep.index(True)]
             if not self.fixed(other):
-                raise _NotRebasable(f"'{name}' scales the producer's value by {value_name(other)}, which changes "
-                                    f"during the loop")
+                raise _NotRebasable(f"'{op.name}' scales the producer's value by {value_name(other)}, which "
+                                    f"changes during the loop")
             k = self.linear(op.operands[dep.index(True)])
-            return Linear(k.sign, k.muls + (other,), k.divs) if name == "arith.mulf" else \
+            return Linear(k.sign, k.muls + (other,), k.divs) if role == "mul" else \
                 Linear(k.sign, k.muls, k.divs + (other,))
-        raise _NotRebasable(f"'{name}' of the producer's value is not linear in it")
+        raise _NotRebasable(f"'{op.name}' of the producer's value is not linear in it")
 
     def factor(self, v: Value) -> Factor | None:
         """``v``'s factors holding ``m`` (None: ``v`` does not depend on it), or _NotRebasable."""
@@ -175,17 +177,36 @@ class _Algebra:
         if v in self.m:
             raise _NotRebasable("the producer's value itself is a factor (a rescale would divide by it)")
         op = v.owner
-        name = op.name
-        if name in EXPONENTIALS:
-            return Factor(((EXPONENTIALS[name], self.linear(op.operands[0])),))
-        if name in ("arith.mulf", "arith.divf", "arith.negf"):
+        role = ROLES.get(type(op))
+        if role in ("exp", "exp2"):
+            return Factor(((role, self.linear(op.operands[0])),))
+        if role in ("mul", "div", "neg"):
             parts = [self.factor(x) for x in op.operands]
             terms = list(parts[0].terms if parts[0] else ())
             if len(parts) > 1 and parts[1]:
-                flip = name == "arith.divf"
-                terms += [(b, Linear(-k.sign, k.muls, k.divs) if flip else k) for b, k in parts[1].terms]
+                terms += [(b, _negated(k) if role == "div" else k) for b, k in parts[1].terms]
             return Factor(tuple(terms))
-        raise _NotRebasable(f"'{name}' of the producer's value is not a product of exponentials of it")
+        raise _NotRebasable(f"'{op.name}' of the producer's value is not a product of exponentials of it")
+
+
+def _negated(k: Linear) -> Linear:
+    return Linear(-k.sign, k.muls, k.divs)
+
+
+def term_factor(loop: AffineForOp, value: Value, term: Value) -> Factor | None:
+    """How ``term`` (computed in ``loop``) scales with ``value``: its factors holding ``value`` (None when it does
+    not depend on it), or None also when it is not a product that rebases (see the module docstring)."""
+    try:
+        return _Algebra(loop, {value}).factor(term)
+    except _NotRebasable:
+        return None
+
+
+def build_ratio(at, f: Factor, old: Value, new: Value) -> Value:
+    """The ratio by which terms of factor ``f`` change when the value goes from ``old`` to ``new``, built by
+    ``at`` (``add(op) -> result``, ``arith(name, *operands) -> result``, ``location``): the ops this pass puts
+    in the fused loop."""
+    return _ratio(at, f, old, new)
 
 
 def _inside(v: Value, loop: AffineForOp) -> bool:
@@ -521,6 +542,8 @@ class ReduceReduceFusion(Pass):
 
     name = PASS
     summary = "Fuse a reduction with the later reductions that read it, rebasing them as it changes (online softmax)"
+    means: bool = option(True, "also fuse a sum of squared deviations with the mean's sum (Welford's update; "
+                               "gpu-map-reductions does not combine its partials yet)")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         seen: set[tuple[int, int]] = set()
@@ -532,16 +555,18 @@ class ReduceReduceFusion(Pass):
                     if (id(p), id(c)) in seen:
                         continue
                     seen.add((id(p), id(c)))
-                    if self._try(p, c, ctx):
+                    if self._try(p, c, ctx, self.means):
                         changed = True
                         break
                 if changed:
                     break
 
     @staticmethod
-    def _try(p: AffineForOp, c: AffineForOp, ctx: PassContext) -> bool:
+    def _try(p: AffineForOp, c: AffineForOp, ctx: PassContext, means: bool) -> bool:
         try:
             plan = plan_reduce_reduce(p, c)
+            if plan.mean is not None and not means:
+                raise _refuse(p, c, "a mean's variance, and means=false")
         except TransformError as e:
             if e.kind not in (RefusalKind.NO_DEPENDENCE, RefusalKind.INVALID_REQUEST):
                 ctx.refused(c, e)

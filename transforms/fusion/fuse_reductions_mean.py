@@ -59,7 +59,7 @@ def finalizer_of(red: Reduction, between: list[Operation], p: AffineForOp) -> tu
     load, store = touching
     div = store.value.owner
     n = constant_trip_count(p)
-    if getattr(div, "name", "") != "arith.divf" or div.operands[0] is not load.result or \
+    if not isinstance(div, ARITH["divf"]) or div.operands[0] is not load.result or \
             not isinstance(div.operands[1].owner, ConstantOp) or n is None or div.operands[1].owner.value != n:
         return "the ops between them do not divide the producer's value by the loop's trip count"
     if len(load.result.uses) != 1 or len(div.results[0].uses) != 1 or \
@@ -89,12 +89,12 @@ def plan_mean(p: AffineForOp, c: AffineForOp, red: Reduction, creds: list[Reduct
         if r.kind != "addf" or len(terms) != 1:
             return f"the {r.kind} into {r.value.name_hint} is not a sum of one term"
         sq = terms[0].owner
-        if getattr(sq, "name", "") != "arith.mulf" or sq.operands[0] is not sq.operands[1]:
+        if not isinstance(sq, ARITH["mulf"]) or sq.operands[0] is not sq.operands[1]:
             return "a term is not the square of a deviation from the mean"
         u = sq.operands[0].owner
         k = alg.linear(sq.operands[0])
         x = next((v for v in getattr(u, "operands", ()) if not alg.depends(v)), None)
-        if getattr(u, "name", "") != "arith.subf" or k.muls or k.divs or x is None or \
+        if not isinstance(u, ARITH["subf"]) or k.muls or k.divs or x is None or \
                 not _same_access(x.owner, x_p.owner, p, c):
             return "a term is not the square of the summed element's deviation from the mean"
         squares.append((r, x))

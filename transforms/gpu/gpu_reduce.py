@@ -113,6 +113,7 @@ from .gpu_reduce_plan import (
     plan_row_reductions,
     thread_per_row_reason,
 )
+from .gpu_reduce_rescaled import rescale_partial
 
 __all__ = ["GpuMapReductions", "MappedRows", "RowPlan", "RowReduction", "combine_reduced", "map_row_reductions",
            "map_rows", "plan_row_reductions", "thread_per_row_reason"]
@@ -217,7 +218,7 @@ class _Rewriter:
             if reds:
                 self._block_reduce(loop, reds)
                 k = plan.loops.index(loop) + 1
-                reductions += [f"{r.kind} in loop {k} ({loop_name(loop)})" for r in reds]
+                reductions += [f"{r.kind}{_rescaled_text(r, loop)} in loop {k} ({loop_name(loop)})" for r in reds]
         stores = self._thread0_stores()
         barriers = self._separate_races()
         self._rematerialize()
@@ -353,9 +354,23 @@ class _Rewriter:
             loop.attributes["step"] = loop.step * self.b
 
     def _block_reduce(self, loop: AffineForOp, reds: list[RowReduction]) -> None:
+        """Block reductions of ``loop``'s ``reds``: the plain ones in one tree, then the rescaled sums
+        (:mod:`.gpu_reduce_rescaled`) in a second, each thread's partial first taken against the block's
+        value of the reduction it is rebased on."""
+        block = loop.parent
+        anchor = block.ops[block.ops.index(loop) + 1]
+        plain = [r for r in reds if r.rescale is None]
+        results = self._tree(loop, plain, anchor, {})
+        rescaled = [r for r in reds if r.rescale is not None]
+        if rescaled:
+            self._tree(loop, rescaled, anchor, results)
+
+    def _tree(self, loop: AffineForOp, reds: list[RowReduction], anchor: Operation,
+              bases: dict[int, tuple[Value, Value]]) -> dict[int, tuple[Value, Value]]:
+        """One shared-memory tree for ``reds`` before ``anchor``; returns index -> (the block's result, the
+        loop's initial value). ``bases``: that of the reductions the rescaled sums among ``reds`` follow."""
         block, tid, b = loop.parent, self.tid, self.b
         first_init = len(loop.operands) - len(loop.inits)
-        anchor = block.ops[block.ops.index(loop) + 1]
         shared, users, inits = [], [], []
         for r in reds:
             v0 = loop.inits[r.index]
@@ -371,6 +386,10 @@ class _Rewriter:
             self.allocs += 1
             self.managed.add(buf.results[0])
             shared.append(buf.results[0])
+            if r.rescale is not None:  # the thread's partial, against its own running value -> the block's
+                rs = r.rescale
+                partial = rescale_partial(rs, partial, loop.results[rs.base], bases[rs.base][0], block, anchor,
+                                          loop.location)
             block.insert_before(anchor, _store(partial, buf.results[0], AffineExpr.dim(0), [tid], loop))
         block.insert_before(anchor, BarrierOp(location=loop.location))
         s = b // 2
@@ -388,15 +407,22 @@ class _Rewriter:
             block.insert_before(anchor, guard)
             block.insert_before(anchor, BarrierOp(location=loop.location))
             s //= 2
+        out = {}
         for r, buf, uses, v0 in zip(reds, shared, users, inits):
             if r.guarded:
                 self._guarded_combine(r, buf, uses, v0, block, anchor, loop)
                 continue
             total = _load(buf, AffineExpr.constant(0), [], loop)
             block.insert_before(anchor, total.owner)
-            res = combine_reduced(r, v0, total, block, anchor, loop)
+            start = v0
+            if r.rescale is not None:  # the initial value, against the reduction's initial value -> its result
+                rs = r.rescale
+                start = rescale_partial(rs, v0, bases[rs.base][1], bases[rs.base][0], block, anchor, loop.location)
+            res = combine_reduced(r, start, total, block, anchor, loop)
             for use in uses:
                 use.op.set_operand(use.index, res)
+            out[r.index] = (res, v0)
+        return out
 
     def _guarded_combine(self, r: RowReduction, buf: Value, uses, v0: Value, block: Block, anchor: Operation,
                          loop: AffineForOp) -> None:
@@ -450,6 +476,12 @@ class _Rewriter:
                 seen = set()
             seen |= mine
         return count
+
+
+def _rescaled_text(r: RowReduction, loop: AffineForOp) -> str:
+    if r.rescale is None:
+        return ""
+    return f" (rescaled as {value_name(loop.iter_args[r.rescale.base])} changes)"
 
 
 # -- small builders ----------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from affine_ir.types import FloatType, IntegerType, Type
 from ..errors import TransformError
 from ..loop_utils import access_subscripts, at_location, loop_name, value_name
 from ..memory.scalrep import same_element
+from .gpu_reduce_rescaled import Rescale, rescaled_reduction
 
 __all__ = ["COMBINING_KINDS", "PASS", "RowReduction", "check_row_loop", "constant_subscripts", "in_block",
            "scalar_access"]
@@ -68,6 +69,7 @@ class RowReduction:
     guarded: bool = False  # a memory reduction whose loop may not run: the element is read and written
     #                        after the loop, only where it runs
     runs: tuple | None = None  # for a guarded one: (IntegerSet, operands) of "thread 0 and the loop runs"
+    rescale: Rescale | None = None  # a sum rebased as another reduction changes (:mod:`.gpu_reduce_rescaled`)
 
     @property
     def name(self) -> str:
@@ -152,7 +154,7 @@ def _check_type(loop: AffineForOp, what: str, t: Type, kind: str) -> None:
 
 
 def _iter_arg_reductions(loop: AffineForOp) -> list[RowReduction]:
-    out = []
+    out, pending, relaxed = [], [], {}
     term = loop.body.terminator
     for k, arg in enumerate(loop.iter_args):
         end = term.operands[k]
@@ -166,12 +168,60 @@ def _iter_arg_reductions(loop: AffineForOp) -> list[RowReduction]:
                                        f"or region is not mapped (each thread runs its inner loops whole; only the "
                                        f"row loop's own chain is combined across threads)", loops=[loop])
         if found is None:
-            raise TransformError(PASS, f"iter_arg {value_name(arg)} of {loop_name(loop)}{at_location(loop)} is not "
-                                       f"a reduction by a recognized combining op (one of {', '.join(COMBINING_KINDS)}"
-                                       f", each intermediate value used once)", loops=[loop])
+            kind = _kind(end.owner, arg) if isinstance(end.owner, Operation) and end.owner.parent is loop.body \
+                else None
+            if kind is not None:
+                relaxed[k] = RowReduction(loop, kind, arg.type, index=k)  # valid if rescaled sums use its values
+            pending.append(k)
+            continue
         _check_type(loop, value_name(arg), arg.type, found[0])
         out.append(RowReduction(loop, found[0], arg.type, index=k, wide=found[1]))
-    return out
+    chains = {r.index: term.operands[r.index] for r in out + list(relaxed.values())}
+    rescaled = {}
+    for k in [k for k in pending if k not in relaxed]:
+        rs = rescaled_reduction(loop, k, chains)
+        if rs is None:
+            raise _not_a_reduction(loop, k)
+        _check_type(loop, value_name(loop.iter_args[k]), loop.iter_args[k].type, "addf")
+        rescaled[k] = RowReduction(loop, "addf", loop.iter_args[k].type, index=k, rescale=rs)
+    for k, r in relaxed.items():
+        if not _only_rescales_use(loop, k, [x.rescale for x in rescaled.values() if x.rescale.base == k]):
+            raise _not_a_reduction(loop, k)
+        _check_type(loop, value_name(loop.iter_args[k]), r.type, r.kind)
+        out.append(r)
+    return sorted(out, key=lambda r: r.index) + list(rescaled.values())
+
+
+def _not_a_reduction(loop: AffineForOp, k: int) -> TransformError:
+    return TransformError(PASS, f"iter_arg {value_name(loop.iter_args[k])} of {loop_name(loop)}{at_location(loop)} "
+                                f"is not a reduction by a recognized combining op (one of {', '.join(COMBINING_KINDS)}"
+                                f", each intermediate value used once, or a sum rescaled as one changes)",
+                          loops=[loop])
+
+
+def _only_rescales_use(loop: AffineForOp, k: int, rescales: list[Rescale]) -> bool:
+    """Whether the running values of iter_arg ``k`` (before and after its combining op), besides that op and
+    the yield, reach only the ratios and the terms of ``rescales`` (sums taken against it: every thread's
+    running value is then right for its own partial), through pure ops of the body."""
+    if not rescales:
+        return False
+    body, term = loop.body, loop.body.terminator
+    arg, end = loop.iter_args[k], term.operands[k]
+    sinks = {op for rs in rescales for op in rs.sum_ops}
+    chain_op = end.owner
+    work, seen = [arg, end], set()
+    while work:
+        v = work.pop()
+        for u in v.uses:
+            op = u.op
+            if (op is chain_op and v is arg) or (op is term and v is end and u.index == k) or op in sinks:
+                continue
+            if op.parent is not body or not op.is_pure or op.regions or len(op.results) != 1:
+                return False
+            if op not in seen:
+                seen.add(op)
+                work.append(op.results[0])
+    return True
 
 
 def constant_subscripts(op: Operation) -> tuple[int, ...] | None:

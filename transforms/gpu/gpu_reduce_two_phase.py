@@ -87,6 +87,8 @@ def _two_phase_blocker(plan: RowPlan, atomic: bool) -> tuple[AffineForOp | None,
     (loop,) = loops
     if plan.scratch or plan.row_buffers:
         return None, "the unit has scratch or row buffers"
+    if any(r.rescale is not None for r in plan.reductions):
+        return None, "a rescaled sum (online softmax) is combined by one block"
     if any(r.wide is not None for r in plan.reductions) and atomic:
         return None, "a widened (extf/truncf) reduction has no atomic"
     body = plan.body.ops
