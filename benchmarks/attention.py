@@ -7,7 +7,7 @@ on the same random normal torch tensors on the device, are checked against SDPA 
 - sdpa| / max |sdpa| <= ``--rtol``), then timed: median of ``--repeat`` CUDA-event timings after
 ``--warmup`` calls; ours through ``exe.bind(*args)`` (only the launches, as a torch op).
 
-    python benchmarks/attention.py [--b 4 --h 16 --s 2048 --d 64] [--dtype f16] [--causal] [--repeat 20]
+    python benchmarks/attention.py [--b 4 --h 16 --s 2048 --d 64] [--dtype f16] [--causal] [--repeat 20] [--online]
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rtol", type=float, default=2e-2)
+    ap.add_argument("--online", action="store_true", help="compile with gpu_pipeline(online_reductions=True) "
+                                                         "(the max and the sum in one loop: online softmax)")
     a = ap.parse_args(argv)
 
     import torch
@@ -38,7 +40,12 @@ def main(argv=None) -> int:
     tdtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[a.dtype]
     m = L.attention(a.b, a.h, a.s, a.d, dtype=a.dtype, causal=a.causal)
     t0 = time.perf_counter()
-    exe = runtime.compile(m, target="cuda")
+    pipeline = None
+    if a.online:
+        from transforms.pipelines import gpu_pipeline
+
+        pipeline = gpu_pipeline(online_reductions=True, wgmma=runtime.cuda.has_wgmma(runtime.cuda.default_arch()))
+    exe = runtime.compile(m, target="cuda", pipeline=pipeline)
     compile_s = time.perf_counter() - t0
     for k in exe.kernels:
         threads = math.prod(k.block)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import test_fuse_reductions as fr
+from hypothesis import given, settings
 
 import affine_ir as air
 from affine_ir.dialects.gpu import LaunchOp
@@ -96,3 +98,42 @@ def test_layer_norm_keeps_its_block_reductions():
     assert not any(d.kind == "applied" for d in fused) and any("means=false" in d.message for d in fused)
     (mapped,) = decision(decisions, "gpu-map-reductions")
     assert mapped.kind == "applied" and "addf in loop 2" in mapped.message
+
+
+# -- random programs (those of test_fuse_reductions) -----------------------------------------------------------
+MAPPED = "canonicalize,affine-reduce-reduce-fusion,affine-scalrep,canonicalize,gpu-map-reductions{block-size=4},gpu-map"
+
+
+@settings(max_examples=20, deadline=None)
+@given(fr.programs())
+def test_random_rescaled_sums_map_to_blocks(case):
+    """The random max/min/sum producers with one or two rescaled sums: fused, then rows on blocks of 4 threads
+    (several elements per thread, threads with none): the unfused sums within reassociation, the same bits in
+    both thread orders."""
+    kind, sums, n, c, seed = case
+    m = air.parse(fr.program(kind, sums, n, c))
+    pm = PassManager.parse(MAPPED)
+    out = pm.run(m)
+    (mapped,) = decision(pm.trace.decisions, "gpu-map-reductions")
+    assert mapped.kind == "applied" and mapped.message.count("rescaled as") == len(sums), mapped.message
+    x, y = fr._inputs(kind, n, seed)
+    args = [x, y, np.zeros(4), *[np.zeros(4) for _ in sums]]
+    got, want = run(out, args), run(m, args)
+    assert_same_bits_in_both_thread_orders(got, out, args, case)
+    assert np.array_equal(got[2], want[2]) if kind != "sum" else fr.same(got[2], want[2], 1e-12)  # sums reassociate
+    rows = [r for r in range(4) if not (kind != "sum" and np.isinf(x[r]).all())]
+    for a, b in zip(got[3:], want[3:]):
+        assert fr.same(a[rows], b[rows], 1e-12 * (n + 4)), (a, b)
+
+
+def test_the_online_kernels_compile_with_nvrtc():
+    """The CUDA C of the mapped online softmax and attention compiles (NVRTC, no GPU needed)."""
+    from test_map_wgmma import assert_nvrtc_compiles
+
+    from codegen.cuda import emit
+
+    for m in (air.library.softmax((8, 4096)), air.library.attention(1, 2, 128, 64, dtype="f16", causal=True)):
+        out, _ = compiled(m)
+        src = emit(out).source
+        assert "__syncthreads()" in src and "exp(" in src
+        assert_nvrtc_compiles(src, "sm_90")
