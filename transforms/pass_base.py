@@ -59,6 +59,7 @@ PASS_MODULES: dict[str, str] = {
     "affine-data-copy-generate": "memory.copy_generation",
     "affine-parallelize": "loops.parallelize",
     "affine-loop-fusion": "fusion.fuse",
+    "affine-reduce-reduce-fusion": "fusion.fuse_reductions",
     "gpu-map": "gpu.gpu_map",
     "gpu-map-reductions": "gpu.gpu_reduce",
     "gpu-expose-parallelism": "gpu.expose_parallelism",
