@@ -13,29 +13,39 @@ from .norm import emit_softmax
 ACTIVATIONS = (None, *UNARY_OPS)
 
 
-def attention(B, H, S, D, dtype: str = "f32", causal: bool = False, scale: float | None = None) -> ModuleOp:
+def attention(B, H, S, D, dtype: str = "f32", causal: bool = False, scale: float | None = None,
+              num_kv_heads=None, kv_len=None) -> ModuleOp:
     """``@attention(%Q, %K, %V, %O)``: scaled dot-product attention per batch and head.
 
-    ``Q, K, V, O`` are ``[B, H, S, D]``; ``O[b, h] = softmax(Q[b, h] @ K[b, h]^T * scale) @ V[b, h]``
-    with ``scale = 1/sqrt(D)`` by default. With ``causal``, query ``i`` attends to keys
-    ``j <= i`` only: every ``j`` loop runs ``0 to i + 1`` (masked entries are never touched).
+    ``Q, O`` are ``[B, H, S, D]``, ``K, V`` ``[B, Hkv, Skv, D]``;
+    ``O[b, h] = softmax(Q[b, h] @ K[b, h // G]^T * scale) @ V[b, h // G]`` with ``scale = 1/sqrt(D)`` by default.
+    ``num_kv_heads`` (``Hkv``, default ``H``): grouped-query attention, each K/V head shared by ``G = H / Hkv``
+    consecutive query heads (``Hkv = 1``: multi-query attention); ``H`` must be a constant multiple of it.
+    ``kv_len`` (``Skv``, default ``S``): keys and values of another length than the queries (decode: ``S = 1``
+    query row against a long KV cache). With ``causal``, query ``i`` attends to keys ``j <= i`` only: every ``j``
+    loop runs ``0 to i + 1`` (masked entries are never touched); it needs ``Skv = S``.
     Nests, joined by f32 temporaries ``%scores``, ``%max``, ``%sum`` and ``%probs``:
 
     1. ``scores = 0`` over ``(%b, %h, %i, %j)``
-    2. ``scores[b, h, i, j] += Q[b, h, i, d] * K[b, h, j, d]`` over ``(%b, %h, %i, %j, %d)``
+    2. ``scores[b, h, i, j] += Q[b, h, i, d] * K[b, h // G, j, d]`` over ``(%b, %h, %i, %j, %d)``
     3-5. ``probs = softmax(scores * scale)`` along ``j`` (row max, exp + row sum, normalize)
     6. ``O = 0`` (``%acc`` for f16/bf16)
-    7. ``O[b, h, i, d] += probs[b, h, i, j] * V[b, h, j, d]`` over ``(%b, %h, %i, %d, %j)``
+    7. ``O[b, h, i, d] += probs[b, h, i, j] * V[b, h // G, j, d]`` over ``(%b, %h, %i, %d, %j)``
     8. (f16/bf16 only) ``O = truncf(acc)``
     """
     B, H, S, D = check_size(B, "B"), check_size(H, "H"), check_size(S, "S"), check_size(D, "D")
-    k = Kernel("attention", dtype, (B, H, S, D))
+    hkv = H if num_kv_heads is None else check_size(num_kv_heads, "num_kv_heads")
+    skv = S if kv_len is None else check_size(kv_len, "kv_len")
+    group = _head_group(H, hkv)
+    if causal and kv_len is not None and skv != S:
+        raise ValueError(f"causal attention needs kv_len equal to S (got kv_len={kv_len}, S={S})")
+    k = Kernel("attention", dtype, (B, H, S, D, hkv, skv))
     b = k.b
-    qkv = (B, H, S, D)
-    with k.function(Q=qkv, K=qkv, V=qkv, O=qkv) as (Q, K, V, O):
-        scores = k.temp("scores", (B, H, S, S))
+    qkv, kv = (B, H, S, D), (B, hkv, skv, D)
+    with k.function(Q=qkv, K=kv, V=kv, O=qkv) as (Q, K, V, O):
+        scores = k.temp("scores", (B, H, S, skv))
         mx, sm = k.temp("max", (B, H, S)), k.temp("sum", (B, H, S))
-        probs = k.temp("probs", (B, H, S, S))
+        probs = k.temp("probs", (B, H, S, skv))
         acc = k.accumulator(O, qkv)
         if scale is not None:
             sc = k.const(float(scale))
@@ -48,23 +58,37 @@ def attention(B, H, S, D, dtype: str = "f32", causal: bool = False, scale: float
         heads = [("b", B), ("h", H), ("i", S)]
 
         def j_upper(ivs):
-            return ivs[2] + 1 if causal else S
+            return ivs[2] + 1 if causal else skv
+
+        def kv_head(ivs):
+            return ivs[1] // group if group != 1 else ivs[1]
 
         # 1-2: scores = Q @ K^T
         _nested_contraction(k, scores, heads, lambda ivs: [("j", j_upper(ivs))], [("d", D)],
                             lambda ivs: [ivs[0], ivs[1], ivs[2], ivs[3]],
                             lambda ivs: [k.load(Q, [ivs[0], ivs[1], ivs[2], ivs[4]]),
-                                         k.load(K, [ivs[0], ivs[1], ivs[3], ivs[4]])])
+                                         k.load(K, [ivs[0], kv_head(ivs), ivs[3], ivs[4]])])
         # 3-5: probs = softmax(scores * scale)
-        emit_softmax(k, scores, probs, heads, ("j", S), lambda r, a: [*r, a], list, mx, sm, scale=sc,
+        emit_softmax(k, scores, probs, heads, ("j", skv), lambda r, a: [*r, a], list, mx, sm, scale=sc,
                      axis_upper=j_upper if causal else None)
         # 6-7: O = probs @ V
         _nested_contraction(k, acc, heads, lambda ivs: [("d", D)], [("j", j_upper)],
                             lambda ivs: [ivs[0], ivs[1], ivs[2], ivs[3]],
                             lambda ivs: [k.load(probs, [ivs[0], ivs[1], ivs[2], ivs[4]]),
-                                         k.load(V, [ivs[0], ivs[1], ivs[4], ivs[3]])])
+                                         k.load(V, [ivs[0], kv_head(ivs), ivs[4], ivs[3]])])
         k.copy_out(acc, O, [*heads, ("d", D)], lambda ivs: ivs)
     return k.module
+
+
+def _head_group(H, hkv) -> int:
+    """The query heads per K/V head, ``H / hkv``; ValueError unless both are known and it divides."""
+    if hkv is H:
+        return 1
+    if not isinstance(H, int) or not isinstance(hkv, int):
+        raise ValueError(f"num_kv_heads={hkv} with H={H}: grouped-query attention needs both constant")
+    if H % hkv:
+        raise ValueError(f"num_kv_heads={hkv} does not divide H={H}")
+    return H // hkv
 
 
 def _nested_contraction(k: Kernel, acc, outer, inner_out, red, out_index, terms) -> None:

@@ -191,8 +191,11 @@ def layernorm(X, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
 
 
 def attention(Q, K, V, causal: bool = False, scale: float | None = None) -> np.ndarray:
-    """``softmax(Q K^T * scale [+ causal mask]) V`` on ``[B, H, S, D]`` arrays."""
+    """``softmax(Q K^T * scale [+ causal mask]) V`` on ``Q [B, H, S, D]`` and ``K, V [B, Hkv, Skv, D]`` arrays
+    (``Hkv`` dividing ``H``: each K/V head serves ``H / Hkv`` consecutive query heads)."""
     q, k, v = _f64(Q, K, V)
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     s = q @ k.transpose(0, 1, 3, 2) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
     if causal:
         S = s.shape[-1]
