@@ -137,12 +137,17 @@ class _Algebra:
 
     def __init__(self, loop: AffineForOp, m_values: set[Value]):
         self.loop, self.m = loop, m_values
+        self._depends: dict[Value, bool] = {}
 
     def depends(self, v: Value) -> bool:
+        """Whether ``v`` is computed from ``m`` in the loop (memoized: terms are DAGs)."""
         if v in self.m:
             return True
-        op = v.owner
-        return isinstance(op, Operation) and _inside(v, self.loop) and any(self.depends(x) for x in op.operands)
+        if v not in self._depends:
+            op = v.owner
+            self._depends[v] = isinstance(op, Operation) and _inside(v, self.loop) and \
+                any(self.depends(x) for x in op.operands)
+        return self._depends[v]
 
     def fixed(self, v: Value) -> bool:
         """Whether ``v`` keeps one value during the loop (defined outside it)."""
