@@ -58,8 +58,9 @@ def test_softmax_statistics_take_one_pass(dtype, rtol):
     m, out, decisions = run(air.library.softmax((5, 40), dtype=dtype), FUSE)
     assert len(inner_loops(PassManager.parse("canonicalize,affine-loop-fusion").run(m))) == 3
     assert len(inner_loops(out)) == 2
-    (d,) = decisions
+    d, output = decisions  # the output loop uses the max and the sum per element: not a sum, refused
     assert d.kind == "applied" and "the sums rebased when the maximumf changes" in d.message
+    assert output.kind == "refused" and "uses a value computed from the producer's per iteration" in output.message
     rng = np.random.default_rng(0)
     np_t = np.float32 if dtype == "f32" else np.float64
     x = (rng.standard_normal((5, 40)) * 30).astype(np_t)
@@ -462,3 +463,73 @@ def test_the_attention_statistics_fuse_with_their_score_row():
     o = np.zeros_like(q)
     air.interpret(out, q, k, v, o)
     assert np.allclose(o, air.library.reference.attention(q, k, v, causal=True), rtol=1e-5, atol=1e-6)
+
+
+# -- a third loop reading two reductions (softmax-weighted sums: attention's shape) ---------------------------
+def normalized_sum(n: int, kind: str, scale: float) -> str:
+    """Per row: ``m = max x`` (or min), ``l = sum exp((x - m) * c)``, ``o = sum exp((x - m) * c) / l * y``: the
+    third loop reads the max and the sum the second loop makes (a rescaled sum once the first two are fused)."""
+    op, init = KINDS[kind]
+    sign = "" if kind == "max" else "-"
+    return f"""func.func @f(%X: memref<4x{n}xf64>, %Y: memref<{n}xf64>, %M: memref<4xf64>, %L: memref<4xf64>, %O: memref<4xf64>) {{
+  %init = arith.constant {init} : f64
+  %zero = arith.constant 0.0 : f64
+  %c = arith.constant {sign}{scale!r} : f64
+  affine.for %i = 0 to 4 {{
+    affine.store %init, %M[%i] : memref<4xf64>
+    affine.for %j = 0 to {n} {{
+      %a = affine.load %X[%i, %j] : memref<4x{n}xf64>
+      %acc = affine.load %M[%i] : memref<4xf64>
+      %r = arith.{op} %acc, %a : f64
+      affine.store %r, %M[%i] : memref<4xf64>
+    }}
+    affine.store %zero, %L[%i] : memref<4xf64>
+    affine.for %k = 0 to {n} {{
+      %x = affine.load %X[%i, %k] : memref<4x{n}xf64>
+      %m = affine.load %M[%i] : memref<4xf64>
+      %u = arith.subf %x, %m : f64
+      %v = arith.mulf %u, %c : f64
+      %e = math.exp %v : f64
+      %s = affine.load %L[%i] : memref<4xf64>
+      %s1 = arith.addf %s, %e : f64
+      affine.store %s1, %L[%i] : memref<4xf64>
+    }}
+    affine.store %zero, %O[%i] : memref<4xf64>
+    affine.for %k2 = 0 to {n} {{
+      %x2 = affine.load %X[%i, %k2] : memref<4x{n}xf64>
+      %m2 = affine.load %M[%i] : memref<4xf64>
+      %l2 = affine.load %L[%i] : memref<4xf64>
+      %u2 = arith.subf %x2, %m2 : f64
+      %v2 = arith.mulf %u2, %c : f64
+      %e2 = math.exp %v2 : f64
+      %p2 = arith.divf %e2, %l2 : f64
+      %y = affine.load %Y[%k2] : memref<{n}xf64>
+      %t = arith.mulf %p2, %y : f64
+      %o = affine.load %O[%i] : memref<4xf64>
+      %o1 = arith.addf %o, %t : f64
+      affine.store %o1, %O[%i] : memref<4xf64>
+    }}
+  }}
+  return
+}}"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["max", "min"]), st.integers(2, 9), st.sampled_from([1.0, 0.5, 0.125]),
+       st.integers(0, 2**31))
+def test_a_sum_divided_by_an_earlier_sum_fuses_too(kind, n, scale, seed):
+    """The three loops become one: the third's terms carry exp(-m) and 1/l, so its sum is rescaled by
+    exp(m_old - m_new) * l_old / l_new (a sum still 0 divides as 1: every term so far is 0 then)."""
+    m, out, decisions = run(normalized_sum(n, kind, scale))
+    assert [d.kind for d in decisions] == ["applied", "applied"], [str(d) for d in decisions]
+    assert "m1^-1" in decisions[1].message
+    assert len(inner_loops(out)) == 1
+    x, y = _inputs(kind, n, seed)
+    res = []
+    for mod in (m, out):
+        arrays = [np.zeros(4) for _ in range(3)]
+        air.interpret(mod, x, y, *arrays)
+        res.append(arrays)
+    rows = [r for r in range(4) if not np.isinf(x[r]).all()]
+    for a, b in zip(res[1], res[0]):
+        assert same(a[rows], b[rows], 1e-12 * (n + 1)), (a, b)

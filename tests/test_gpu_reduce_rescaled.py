@@ -43,8 +43,7 @@ def _softmax64(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("rows,cols", [(3, 40), (4, 300), (2, 1000)])
 def test_online_softmax_takes_one_block_per_row(rows, cols):
     out, decisions = compiled(air.library.softmax((rows, cols)))
-    (fused,) = decision(decisions, "affine-reduce-reduce-fusion")
-    assert fused.kind == "applied"
+    assert [d.kind for d in decision(decisions, "affine-reduce-reduce-fusion")] == ["applied", "refused"]
     (mapped,) = decision(decisions, "gpu-map-reductions")
     assert mapped.kind == "applied" and "maximumf in loop 1" in mapped.message and \
         "addf (rescaled as" in mapped.message and "changes) in loop 1" in mapped.message, mapped.message

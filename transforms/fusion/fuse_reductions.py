@@ -25,6 +25,11 @@ one subscript in both, varying with the IV; ``C``'s sums may sit in inner loops 
 (``O[i, d] += p * V[j, d]`` under ``d``); the ops between the loops (the sums' initialization) touch nothing
 ``P`` writes and move before ``P``. Otherwise the pair is refused with the reason and left as it is.
 
+A later loop may read several reductions of the producer, and a loop this pass fused carries its rescaled sums as
+reductions (the pass keeps what it fused: ``carried``): a third loop summing ``exp(x - m) / l * y`` (``l`` the
+second loop's sum, a term may be a power of a sum) is rescaled by ``exp(m_old - m_new) * l_old / l_new`` -- the
+softmax-weighted sums of attention. A sum still 0 divides as 1 there (every term so far is 0 then).
+
 Floating point: the result differs from the unfused nest's by reassociation (each partial sum is rescaled instead
 of each term being taken against the final ``m`` once): relative differences of a few ulps per rescale in f32.
 Where ``m`` is still a max's (min's) identity, ``-inf`` (``+inf``), every element so far being that value, the
@@ -72,19 +77,22 @@ class _NotRebasable(Exception):
 
 @dataclass(frozen=True)
 class Linear:
-    """``sign * prod(muls) / prod(divs) * m``: the part of a value linear in the producer's ``m``."""
+    """``sign * prod(muls) / prod(divs) * m``: the part of a value linear in the producer's value ``m`` (number
+    ``var`` of the reductions the later loop reads). In a ``pow`` factor, ``sign`` is the power of ``m``."""
 
     sign: int
     muls: tuple[Value, ...] = ()
     divs: tuple[Value, ...] = ()
+    var: int = 0
 
     def key(self) -> tuple:
-        return self.sign, tuple(map(id, self.muls)), tuple(map(id, self.divs))
+        return self.var, self.sign, tuple(map(id, self.muls)), tuple(map(id, self.divs))
 
 
 @dataclass(frozen=True)
 class Factor:
-    """A summand's dependence on ``m``: the product of ``base ** (k * m)`` over ``terms`` of ``(base, k)``."""
+    """A summand's dependence on the producer's values: the product over ``terms`` of ``(base, k)``: ``base ** (k *
+    m)`` for ``exp``/``exp2``, ``m ** k.sign`` for ``pow`` (a sum's value multiplying or dividing the term)."""
 
     terms: tuple[tuple[str, Linear], ...]
 
@@ -105,6 +113,15 @@ class Plan:
     rebased: tuple[tuple[Reduction, Factor | None], ...]
     between: tuple[Operation, ...]
     mean: MeanPlan | None = None
+    #: every reduction of the producer the consumer reads (var k of the factors), with its loads; the first is
+    #: ``reduction``
+    read: tuple[tuple[Reduction, tuple[AffineLoadOp, ...]], ...] = ()
+    #: the producer's reductions (what the fused loop carries, with the consumer's sums)
+    carried: tuple[Reduction, ...] = ()
+
+    def carried_after(self) -> list[Reduction]:
+        """The memory reductions the fused loop carries: the producer's and the consumer's rebased sums."""
+        return [*self.carried, *(r for r, _ in self.rebased)]
 
     def describe(self) -> str:
         if self.mean is not None:
@@ -122,7 +139,9 @@ def _factor_text(f: Factor | None) -> str:
     parts = []
     for base, k in f.terms:
         coef = "*".join([value_name(v) for v in k.muls] + [f"1/{value_name(v)}" for v in k.divs])
-        parts.append(f"{base}({'-' if k.sign < 0 else ''}{coef + ' * ' if coef else ''}m)")
+        name = f"m{k.var}" if k.var else "m"
+        parts.append(f"{name}^{k.sign}" if base == "pow" else
+                     f"{base}({'-' if k.sign < 0 else ''}{coef + ' * ' if coef else ''}{name})")
     return "rescaled by " + " * ".join(parts)
 
 
@@ -135,8 +154,11 @@ def _refuse(p: AffineForOp, c: AffineForOp, reason: str, kind: RefusalKind = Ref
 class _Algebra:
     """How values computed in ``loop``'s body depend on ``m`` (the values of ``m_values``)."""
 
-    def __init__(self, loop: AffineForOp, m_values: set[Value]):
-        self.loop, self.m = loop, m_values
+    def __init__(self, loop: AffineForOp, m_values: set[Value] | dict[Value, int], sums: frozenset[int] = frozenset()):
+        self.loop = loop
+        self.vars = m_values if isinstance(m_values, dict) else dict.fromkeys(m_values, 0)
+        self.m = set(self.vars)
+        self.sums = sums  # the vars that are sums: a term may be a power of them
         self._depends: dict[Value, bool] = {}
 
     def depends(self, v: Value) -> bool:
@@ -156,7 +178,7 @@ class _Algebra:
     def linear(self, v: Value) -> Linear:
         """``v``'s part linear in ``m`` (``v`` depends on ``m``), or _NotRebasable."""
         if v in self.m:
-            return Linear(1)
+            return Linear(1, var=self.vars[v])
         op = v.owner
         role = ROLES.get(type(op))
         dep = [self.depends(x) for x in op.operands]
@@ -171,8 +193,8 @@ class _Algebra:
                 raise _NotRebasable(f"'{op.name}' scales the producer's value by {value_name(other)}, which "
                                     f"changes during the loop")
             k = self.linear(op.operands[dep.index(True)])
-            return Linear(k.sign, k.muls + (other,), k.divs) if role == "mul" else \
-                Linear(k.sign, k.muls, k.divs + (other,))
+            return Linear(k.sign, k.muls + (other,), k.divs, k.var) if role == "mul" else \
+                Linear(k.sign, k.muls, k.divs + (other,), k.var)
         raise _NotRebasable(f"'{op.name}' of the producer's value is not linear in it")
 
     def factor(self, v: Value) -> Factor | None:
@@ -180,6 +202,8 @@ class _Algebra:
         if not self.depends(v):
             return None
         if v in self.m:
+            if self.vars[v] in self.sums:
+                return Factor((("pow", Linear(1, var=self.vars[v])),))
             raise _NotRebasable("the producer's value itself is a factor (a rescale would divide by it)")
         op = v.owner
         role = ROLES.get(type(op))
@@ -195,7 +219,7 @@ class _Algebra:
 
 
 def _negated(k: Linear) -> Linear:
-    return Linear(-k.sign, k.muls, k.divs)
+    return Linear(-k.sign, k.muls, k.divs, k.var)
 
 
 def term_factor(loop: AffineForOp, value: Value, term: Value) -> Factor | None:
@@ -306,33 +330,35 @@ def _summands(r: Reduction) -> list[Value]:
     return [v for op in r.ops for v in op.operands if v not in chain]
 
 
-def plan_reduce_reduce(p: AffineForOp, c: AffineForOp) -> Plan:
+def plan_reduce_reduce(p: AffineForOp, c: AffineForOp, carried: list[Reduction] | None = None) -> Plan:
     """The fusion of reduction loop ``p`` with the later sibling ``c`` (see the module docstring), or
     TransformError with the reason (nothing changed); of kind NO_DEPENDENCE when ``c`` reads no reduction of
-    ``p``."""
+    ``p``. ``carried``: ``p``'s reductions when the caller knows them (a loop this pass fused carries rescaled
+    sums, which :func:`analysis.loops.loop_reductions` does not call reductions); default: that analysis's."""
     for loop in (p, c):
         if not isinstance(loop, AffineForOp) or loop.iter_args or loop.results:
             raise TransformError(PASS, f"{loop_name(loop)} is not an affine.for without iter_args",
                                  kind=RefusalKind.INVALID_REQUEST)
-    reds = loop_reductions(p) or []
-    read = [(r, loads) for r in reds if r.is_memory for loads in [_reads_of(r, c)] if loads]
+    reds = carried if carried is not None else (loop_reductions(p) or [])
+    read = [(r, tuple(loads)) for r in reds if r.is_memory for loads in [_reads_of(r, c)] if loads]
     if not read:
         raise _refuse(p, c, "the later loop reads no reduction of the earlier", RefusalKind.NO_DEPENDENCE)
-    if len(read) > 1:
-        raise _refuse(p, c, "the later loop reads several reductions of the earlier")
     if p.parent is not c.parent or p.parent.index_of(p) > p.parent.index_of(c):
         raise _refuse(p, c, "they are not siblings in this order", RefusalKind.INVALID_REQUEST)
     if not _same_bounds(p, c):
         raise _refuse(p, c, "their bounds or steps differ")
-    (red, loads), = read
+    red, loads = read[0]
     creds = _consumer_reductions(c)
     if isinstance(creds, str):
         raise _refuse(p, c, creds)
-    _check_memory(p, c, red)
-    alg = _Algebra(c, {ld.result for ld in loads})
+    _check_memory(p, c, {r.value for r, _ in read}, reds)
+    alg = _Algebra(c, {ld.result: k for k, (_, lds) in enumerate(read) for ld in lds},
+                   frozenset(k for k, (r, _) in enumerate(read) if r.kind == "addf"))
     block = p.parent
     between = block.ops[block.index_of(p) + 1:block.index_of(c)]
-    if any(getattr(op, "memref", None) is red.value for op in between):
+    if any(getattr(op, "memref", None) is r.value for op in between for r, _ in read):
+        if len(read) > 1:
+            raise _refuse(p, c, "the ops between them read the producer's values", RefusalKind.DEPENDENCE)
         return _plan_mean(p, c, red, loads, creds, alg, between)
     rebased = tuple((r, _rebase(alg, r, p, c)) for r in creds)
     why = _check_uses(alg, c, creds)
@@ -340,7 +366,8 @@ def plan_reduce_reduce(p: AffineForOp, c: AffineForOp) -> Plan:
         raise _refuse(p, c, why, RefusalKind.DEPENDENCE)
     if all(f is None for _, f in rebased):
         raise _refuse(p, c, "no sum of the later loop reads the producer's value", RefusalKind.DEPENDENCE)
-    return Plan(p, c, red, tuple(loads), rebased, tuple(_between(p, c)))
+    return Plan(p, c, red, tuple(ld for _, lds in read for ld in lds), rebased, tuple(_between(p, c)),
+                read=tuple(read), carried=tuple(reds))
 
 
 def _plan_mean(p, c, red: Reduction, loads, creds, alg: _Algebra, between) -> Plan:
@@ -377,14 +404,15 @@ def _rebase(alg: _Algebra, r: Reduction, p: AffineForOp, c: AffineForOp) -> Fact
     return factors[0]
 
 
-def _check_memory(p: AffineForOp, c: AffineForOp, red: Reduction) -> None:
-    """Refuse unless the only memory flowing between the loops (besides ``red``'s value) goes from an iteration
-    of ``p`` to the same iteration of ``c`` (fused, ``p``'s body runs first in each iteration)."""
+def _check_memory(p: AffineForOp, c: AffineForOp, read: set[Value], reds: list[Reduction]) -> None:
+    """Refuse unless the only memory flowing between the loops (besides the values ``read`` of ``p``'s reductions
+    ``reds``) goes from an iteration of ``p`` to the same iteration of ``c`` (fused, ``p``'s body runs first in
+    each iteration)."""
     p_writes, c_writes = _accessed(p, True), _accessed(c, True)
     for m in c_writes & _accessed(p):
         raise _refuse(p, c, f"the later loop writes {value_name(m)}, which the producer accesses",
                       RefusalKind.DEPENDENCE)
-    for m in (p_writes - {red.value}) & _accessed(c):
+    for m in (p_writes - read) & _accessed(c):
         why = _not_same_iteration(p, c, m)
         if why:
             raise _refuse(p, c, f"{value_name(m)} written by the producer and read by the later loop: {why}",
@@ -442,19 +470,22 @@ def reduce_reduce_candidates(block_owner: Operation) -> list[tuple[AffineForOp, 
 
 
 # -- the rewrite ----------------------------------------------------------------------------------------
-def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
+def fuse_reductions(p: AffineForOp, c: AffineForOp, carried: list[Reduction] | None = None) -> AffineForOp:
     """Fuse ``c`` into ``p`` (see the module docstring): returns ``p``, now running both, ``c`` erased and the
     ops between them moved before ``p``. Guarantees: each of ``c``'s sums equals the unfused one up to
     floating-point reassociation (and the identity case stated above); refused with TransformError naming
-    the reason, the IR unchanged."""
-    plan = plan_reduce_reduce(p, c)
+    the reason, the IR unchanged. ``carried``: as :func:`plan_reduce_reduce`'s."""
+    return _fuse(plan_reduce_reduce(p, c, carried))
+
+
+def _fuse(plan: Plan) -> AffineForOp:
+    p, c = plan.producer, plan.consumer
     block = p.parent
     for op in plan.between:
         op.detach()
         block.insert_before(p, op)
     at = _At(p.body, p.body.terminator, c.location)
     red = plan.reduction
-    m_old, m_new = red.load.result, red.store.value
     c.induction_var.replace_all_uses_with(p.induction_var)
     if plan.mean is not None:
         means = mean_values(plan.mean, p, red, at)
@@ -462,10 +493,13 @@ def fuse_reductions(p: AffineForOp, c: AffineForOp) -> AffineForOp:
         rewrite_squares(plan.mean, means, plan.reads)
         c.erase()
         return p
-    old, new = _bases(at, (m_old, m_new), red)
-    for ld in plan.reads:
-        ld.result.replace_all_uses_with(new)
-        ld.erase()
+    old, new = {}, {}
+    divisors = {k.var for _, f in plan.rebased if f is not None for base, k in f.terms if base == "pow"}
+    for k, (r, loads) in enumerate(plan.read or ((red, plan.reads),)):
+        old[k], new[k] = _bases(at, (r.load.result, r.store.value), r, k in divisors)
+        for ld in loads:
+            ld.result.replace_all_uses_with(new[k])
+            ld.erase()
     ratios: dict[tuple, Value] = {}
     for _, f in plan.rebased:
         if f is not None and f.key() not in ratios:
@@ -499,27 +533,43 @@ class _At:
         return self.add(ARITH[name](*operands, location=self.location))
 
 
-def _bases(at: _At, values: tuple[Value, ...], red: Reduction) -> list[Value]:
-    """``values``, each replaced by 0 where it is the max's (min's) infinite identity."""
-    if red.kind not in ("maximumf", "minimumf", "maxnumf", "minnumf"):
+def _bases(at: _At, values: tuple[Value, ...], red: Reduction, divisor: bool = False) -> list[Value]:
+    """``values``, each replaced by 0 where it is the max's (min's) infinite identity; for a sum that divides
+    terms (``divisor``), by 1 where it is 0 (every term so far is 0 then, and so is every later sum's)."""
+    if red.kind in ("maximumf", "minimumf", "maxnumf", "minnumf"):
+        special, base = reduction_identity(red.kind, values[0].type), 0.0
+    elif divisor:
+        special, base = 0.0, 1.0
+    else:
         return list(values)
     t = values[0].type
-    ident = at.add(ConstantOp.of(reduction_identity(red.kind, t), t, location=at.location))
-    zero = at.add(ConstantOp.of(0.0, t, location=at.location))
-    return [at.add(SelectOp(at.add(CmpFOp("oeq", m, ident, location=at.location)), zero, m, location=at.location))
+    ident = at.add(ConstantOp.of(special, t, location=at.location))
+    repl = at.add(ConstantOp.of(base, t, location=at.location))
+    return [at.add(SelectOp(at.add(CmpFOp("oeq", m, ident, location=at.location)), repl, m, location=at.location))
             for m in values]
 
 
-def _ratio(at: _At, f: Factor, old: Value, new: Value) -> Value:
-    """``prod base ** (k * (new - old))`` over ``f``'s terms."""
+def _ratio(at: _At, f: Factor, old, new) -> Value:
+    """The product over ``f``'s terms of ``base ** (k * (new - old))`` (``exp``/``exp2``) and ``(new / old) ** n``
+    (``pow``); ``old``/``new``: the values before and after the update, a Value (one reduction) or by var."""
+    def of(x, var):
+        return x[var] if isinstance(x, dict) else x
+
     ratio = None
     for base, k in f.terms:
-        d = at.arith("subf", new, old) if k.sign > 0 else at.arith("subf", old, new)
-        for v in k.muls:
-            d = at.arith("mulf", d, v)
-        for v in k.divs:
-            d = at.arith("divf", d, v)
-        e = at.add(MATH[base](d, location=at.location))
+        o, n = of(old, k.var), of(new, k.var)
+        if base == "pow":
+            e = None
+            for _ in range(abs(k.sign)):
+                q = at.arith("divf", n, o) if k.sign > 0 else at.arith("divf", o, n)
+                e = q if e is None else at.arith("mulf", e, q)
+        else:
+            d = at.arith("subf", n, o) if k.sign > 0 else at.arith("subf", o, n)
+            for v in k.muls:
+                d = at.arith("mulf", d, v)
+            for v in k.divs:
+                d = at.arith("divf", d, v)
+            e = at.add(MATH[base](d, location=at.location))
         ratio = e if ratio is None else at.arith("mulf", ratio, e)
     return ratio
 
@@ -552,6 +602,7 @@ class ReduceReduceFusion(Pass):
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         seen: set[tuple[int, int]] = set()
+        carried: dict[AffineForOp, list[Reduction]] = {}  # what the loops fused here carry (rescaled sums too)
         changed = True
         while changed:
             changed = False
@@ -560,26 +611,26 @@ class ReduceReduceFusion(Pass):
                     if (id(p), id(c)) in seen:
                         continue
                     seen.add((id(p), id(c)))
-                    if self._try(p, c, ctx, self.means):
+                    if self._try(p, c, ctx, carried):
                         changed = True
                         break
                 if changed:
                     break
 
-    @staticmethod
-    def _try(p: AffineForOp, c: AffineForOp, ctx: PassContext, means: bool) -> bool:
+    def _try(self, p: AffineForOp, c: AffineForOp, ctx: PassContext, carried: dict) -> bool:
         try:
-            plan = plan_reduce_reduce(p, c)
-            if plan.mean is not None and not means:
+            plan = plan_reduce_reduce(p, c, carried.get(p))
+            if plan.mean is not None and not self.means:
                 raise _refuse(p, c, "a mean's variance, and means=false")
         except TransformError as e:
             if e.kind not in (RefusalKind.NO_DEPENDENCE, RefusalKind.INVALID_REQUEST):
                 ctx.refused(c, e)
             return False
         text = plan.describe()
-        fuse_reductions(p, c)
+        _fuse(plan)
+        if plan.mean is None:
+            carried[p] = plan.carried_after()
         how = "the squares taken against the running mean" if plan.mean is not None else \
             f"the sums rebased when the {plan.reduction.kind} changes"
         ctx.applied(p, f"fused {text}: one pass, {how}")
         return True
-
