@@ -70,8 +70,9 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = 
     that both reduce (a graph's contractions stay apart, each with its init and point-wise epilogue fused
     in: ``affine-loop-fusion{separate-reductions=true}``); ``wgmma_options``: more ``gpu-map-mma`` options for the
     warpgroup-MMA path (``"wgmma-schedule=pingpong wgmma-tiles=128,128,2"``); ``online_reductions`` runs
-    ``affine-reduce-reduce-fusion{means=false}`` after fusion (online softmax: the max and the sum in one loop,
-    which ``gpu-map-reductions`` combines as a rescaled sum; off until measured). Give the text to
+    ``affine-reduce-reduce-fusion{means=false weighted-sums=false}`` after fusion (online softmax: the max and
+    the sum in one loop, which ``gpu-map-reductions`` combines as a rescaled sum; off until measured). Give the
+    text to
     ``runtime.compile(m, target="cuda", pipeline=gpu_pipeline(allow_tf32=True))``."""
     option = "" if target == "h200" else f"{{target={target}}}"
     mma = [f"target={target}"] if target != "h200" else []
@@ -81,7 +82,7 @@ def gpu_pipeline(*, fuse: bool = True, target: str = "h200", allow_tf32: bool = 
     mma += [wgmma_options] if wgmma and wgmma_options else []
     mma_option = "{" + " ".join(mma) + "}" if mma else ""
     fusion = "affine-loop-fusion" + ("{separate-reductions=true}" if separate_reductions else "")
-    online = ["affine-reduce-reduce-fusion{means=false}"] if online_reductions and fuse else []
+    online = ["affine-reduce-reduce-fusion{means=false weighted-sums=false}"] if online_reductions and fuse else []
     passes = ["canonicalize"] + ([fusion, *online, "affine-privatize{dynamic-shapes=false}"] if fuse else [])
     passes += ["gpu-expose-parallelism", "affine-scalrep", "canonicalize"]
     passes += ["gpu-map-mma" + mma_option, "gpu-schedule" + option,

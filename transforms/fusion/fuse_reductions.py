@@ -28,7 +28,10 @@ one subscript in both, varying with the IV; ``C``'s sums may sit in inner loops 
 A later loop may read several reductions of the producer, and a loop this pass fused carries its rescaled sums as
 reductions (the pass keeps what it fused: ``carried``): a third loop summing ``exp(x - m) / l * y`` (``l`` the
 second loop's sum, a term may be a power of a sum) is rescaled by ``exp(m_old - m_new) * l_old / l_new`` -- the
-softmax-weighted sums of attention. A sum still 0 divides as 1 there (every term so far is 0 then).
+softmax-weighted sums of attention. A sum still 0 divides as 1 there (every term so far is 0 then). For
+attention's nests (``weighted-sums``, :mod:`.fuse_reductions_nest`) the pass first merges the loop writing the
+probabilities into the ``P @ V`` sum, split from its outer loop over ``d``: each query row becomes one loop over the
+keys (FlashAttention's online softmax, found from the library's unfused nests).
 
 Floating point: the result differs from the unfused nest's by reassociation (each partial sum is rescaled instead
 of each term being taken against the final ``m`` once): relative differences of a few ulps per rescale in f32.
@@ -60,6 +63,7 @@ from ..errors import RefusalKind, TransformError
 from ..loop_utils import loop_name, value_name
 from ..pass_base import Pass, PassContext, option, register_pass
 from .fuse_reductions_mean import MeanPlan, finalizer_of, mean_values, plan_mean, rewrite_squares
+from .fuse_reductions_nest import merge_into, merge_problem, split_problem, split_reduction_nest
 
 __all__ = ["Factor", "ReduceReduceFusion", "build_ratio", "fuse_reductions", "plan_reduce_reduce",
            "reduce_reduce_candidates", "term_factor"]
@@ -599,6 +603,10 @@ class ReduceReduceFusion(Pass):
     summary = "Fuse a reduction with the later reductions that read it, rebasing them as it changes (online softmax)"
     means: bool = option(True, "also fuse a sum of squared deviations with the mean's sum (Welford's update; "
                                "gpu-map-reductions does not combine its partials yet)")
+    weighted_sums: bool = option(True, "also fuse softmax-weighted sums (attention's P @ V): a parallel loop writing "
+                                       "a row from the reduction's values merged into the sum over that row, split "
+                                       "from its outer parallel loop (fusion/fuse_reductions_nest.py; "
+                                       "gpu-map-reductions does not map the result to blocks yet)")
 
     def run_on_function(self, func: FuncOp, ctx: PassContext) -> None:
         seen: set[tuple[int, int]] = set()
@@ -616,6 +624,55 @@ class ReduceReduceFusion(Pass):
                         break
                 if changed:
                     break
+            if not changed and self.weighted_sums:
+                merged = self._weighted_sums(func, ctx, carried)
+                if merged is not None:  # its pairs are new
+                    seen = {pair for pair in seen if id(merged) not in pair}
+                    changed = True
+
+    def _weighted_sums(self, func: FuncOp, ctx: PassContext, carried: dict) -> AffineForOp | None:
+        """Prepare one softmax-weighted sum for fusion (:mod:`.fuse_reductions_nest`): for a reduction loop ``p``
+        and later siblings ``q`` (parallel, reading ``p``'s values, writing a row) and ``c`` (summing that row,
+        maybe under an outer parallel loop), split ``c`` and merge ``q`` into its row loop. Returns the row loop
+        merged into, or None."""
+        for p in [x for x in func.walk() if isinstance(x, AffineForOp)]:
+            reds = carried.get(p)
+            if reds is None:
+                continue
+            values = {r.value for r in reds if r.is_memory}
+            block = p.parent
+            later = [x for x in block.ops[block.index_of(p) + 1:] if isinstance(x, AffineForOp)]
+            for q, c in zip(later, later[1:]):
+                if not any(getattr(x, "memref", None) in values for x in q.walk()):
+                    continue
+                merged = self._prepare(q, c, ctx)
+                if merged is not None:
+                    return merged
+        return None
+
+    @staticmethod
+    def _prepare(q: AffineForOp, c: AffineForOp, ctx: PassContext) -> AffineForOp | None:
+        if merge_problem(q, c, c) is None:
+            merge_into(q, c)
+            ctx.applied(c, f"merged {loop_name(q)} into {loop_name(c)} (it writes what the sums read, in the same "
+                           f"iteration)")
+            return c
+        if split_problem(c) is not None:
+            return None
+        inner = [x for x in c.body.ops if isinstance(x, AffineForOp)][-1]
+        if merge_problem(q, inner, c) is not None:
+            return None
+        names = loop_name(c), loop_name(inner)
+        _, nest = split_reduction_nest(c)
+        why = merge_problem(q, nest, nest)
+        if why is not None:
+            ctx.note(nest, f"split ({names[0]}, {names[1]}) but did not merge {loop_name(q)}: {why}")
+            return nest
+        merge_into(q, nest)
+        ctx.applied(nest, f"split ({names[0]}, {names[1]}) into its initialization and ({names[1]}, {names[0]}), "
+                          f"and merged {loop_name(q)} into {names[1]} (it writes the row the sums read, in the same "
+                          f"iteration)")
+        return nest
 
     def _try(self, p: AffineForOp, c: AffineForOp, ctx: PassContext, carried: dict) -> bool:
         try:
