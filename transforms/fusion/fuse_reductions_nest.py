@@ -23,9 +23,9 @@ from __future__ import annotations
 import analysis
 from affine_ir import Operation, Value
 from affine_ir.dialects.affine import AffineForOp, AffineLoadOp, AffineStoreOp
-from affine_ir.dialects.memref import AllocOp, DeallocOp
+from affine_ir.dialects.memref import AllocOp
 from affine_ir.interfaces import MemRefAccessInterface
-from affine_ir.traits import IsTerminator
+from affine_ir.traits import EffectKind, IsTerminator
 
 __all__ = ["merge_into", "merge_problem", "split_problem", "split_reduction_nest"]
 
@@ -78,6 +78,11 @@ def split_reduction_nest(c: AffineForOp) -> tuple[AffineForOp, AffineForOp]:
     block.insert_before(c, nest)
     c.erase()
     return init, nest
+
+
+def _frees(op: Operation) -> bool:
+    effects = op.memory_effects() or ()
+    return bool(effects) and all(e.kind is EffectKind.FREE for e in effects)
 
 
 def _accesses(root: Operation, m: Value) -> list[Operation]:
@@ -139,6 +144,6 @@ def merge_into(q: AffineForOp, row: AffineForOp) -> None:
             ld.result.replace_all_uses_with(st.value)
             ld.erase()
         mem = st.memref
-        if isinstance(mem.owner, AllocOp) and all(isinstance(u.op, (AffineStoreOp, DeallocOp)) for u in mem.uses):
+        if isinstance(mem.owner, AllocOp) and all(isinstance(u.op, AffineStoreOp) or _frees(u.op) for u in mem.uses):
             for u in [u for u in mem.uses if isinstance(u.op, AffineStoreOp)]:
                 u.op.erase()
