@@ -68,7 +68,7 @@ def rescaled_reduction(loop: AffineForOp, k: int, chains: dict[int, Value]) -> R
     if {u.op for u in s.uses} != {sel.operands[0].owner, sel, mul} or len(sel.operands[0].uses) != 1:
         return None
     term_value = add.operands[1] if add.operands[0] is sel.results[0] else add.operands[0]
-    if _reaches(term_value, s, body):
+    if _reaches_avoiding(term_value, {s}, set(), body):
         return None
     for base, new in chains.items():
         old = loop.iter_args[base]
@@ -144,27 +144,14 @@ def _dag(v: Value, leaves: dict, loop: AffineForOp | None):
 
 
 def _reaches_avoiding(v: Value, targets: set, stops: set, body: Block) -> bool:
-    """Whether ``v`` is computed from one of ``targets`` in ``body`` other than through ``stops``."""
+    """Whether ``v`` is computed from one of ``targets`` in ``body`` other than through ``stops`` (none: any
+    way)."""
     work, seen = [v], set()
     while work:
         x = work.pop()
         if x in stops:
             continue
         if x in targets:
-            return True
-        op = x.owner
-        if isinstance(op, Operation) and op.parent is body and op not in seen:
-            seen.add(op)
-            work += list(op.operands)
-    return False
-
-
-def _reaches(v: Value, target: Value, body: Block) -> bool:
-    """Whether ``v`` is computed from ``target`` in ``body``."""
-    work, seen = [v], set()
-    while work:
-        x = work.pop()
-        if x is target:
             return True
         op = x.owner
         if isinstance(op, Operation) and op.parent is body and op not in seen:
